@@ -1,0 +1,107 @@
+# mthpd: one plain Makefile.  Outputs go to $(O) (default build/), so that
+# sanitizer builds live beside the normal one in build-asan/.
+#
+#   make                 build $(O)/mthpd and $(O)/libmthpd.a
+#   make check           unit, fixture and integration tests (root parts skip with 77)
+#   make asan            the same tests under ASan+UBSan, in build-asan/
+#   make bench           scan cost against the raw pagemap floor (root)
+#   make demo            a demo workload, its plan, its collapse (root)
+#   make install         DESTDIR, PREFIX, SBINDIR, MANDIR
+
+O ?= build
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+WERROR ?= 1
+TEST_WRAPPER ?=
+
+WARN := -Wall -Wextra -Wshadow -Wpointer-arith -Wcast-qual -Wstrict-prototypes \
+	-Wmissing-prototypes -Wmissing-declarations -Wformat=2 -Wformat-security \
+	-Wsign-compare -Wundef -Wvla -Wimplicit-fallthrough -Wconversion
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+HARDEN := -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIE
+CFLAGS ?= -O2 -g
+SANFLAGS ?=
+ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(CFLAGS) $(SANFLAGS) -MMD -MP -Ilib
+LDFLAGS_ALL := -pie -Wl,-z,relro,-z,now $(SANFLAGS) $(LDFLAGS)
+
+LIB_SRC := $(sort $(wildcard lib/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o)
+DAEMON_SRC := $(sort $(wildcard daemon/*.c))
+DAEMON_OBJ := $(DAEMON_SRC:%.c=$(O)/%.o)
+TESTLIB_SRC := $(sort $(wildcard tests/lib/*.c))
+TESTLIB_OBJ := $(TESTLIB_SRC:%.c=$(O)/%.o)
+UNIT_SRC := $(sort $(wildcard tests/unit/test-*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
+INTEG_SRC := $(sort $(wildcard tests/integration/*.c))
+INTEG_BIN := $(INTEG_SRC:tests/integration/%.c=$(O)/tests/integration/%)
+CONTRIB_SRC := $(sort $(wildcard contrib/*.c))
+CONTRIB_BIN := $(CONTRIB_SRC:contrib/%.c=$(O)/contrib/%)
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
+
+.PHONY: all check check-unit check-fixtures check-integration asan bench demo install clean deps
+all: $(O)/mthpd $(O)/libmthpd.a $(CONTRIB_BIN) $(INTEG_BIN) $(BENCH_BIN)
+
+$(O)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(O)/libmthpd.a: $(LIB_OBJ)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(O)/mthpd: $(DAEMON_OBJ) $(O)/libmthpd.a
+	$(CC) -o $@ $(DAEMON_OBJ) $(O)/libmthpd.a $(LDFLAGS_ALL)
+
+$(O)/tests/%: $(O)/tests/unit/%.o $(TESTLIB_OBJ) $(O)/libmthpd.a
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDFLAGS_ALL)
+
+$(O)/tests/integration/%: $(O)/tests/integration/%.o $(TESTLIB_OBJ) $(O)/libmthpd.a
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDFLAGS_ALL)
+
+$(O)/contrib/%: $(O)/contrib/%.o $(O)/libmthpd.a
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDFLAGS_ALL)
+
+$(O)/bench/%: $(O)/bench/%.o $(O)/libmthpd.a
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDFLAGS_ALL)
+
+# Each test is a program or script that exits 0 (pass), 77 (skip) or
+# anything else (fail); tests/run-tests prints one line per test.
+check: check-unit check-fixtures check-integration
+
+check-unit: $(UNIT_BIN)
+	@O=$(O) TEST_WRAPPER="$(TEST_WRAPPER)" tests/run-tests unit $(UNIT_BIN)
+
+check-fixtures: all
+	@O=$(O) TEST_WRAPPER="$(TEST_WRAPPER)" tests/run-tests fixtures tests/fixtures/run
+
+check-integration: all
+	@O=$(O) TEST_WRAPPER="$(TEST_WRAPPER)" tests/run-tests integration \
+		$(sort $(wildcard tests/integration/test-*.sh))
+
+asan:
+	$(MAKE) O=build-asan SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" check
+
+bench: all
+	bench/run $(O)
+
+demo: all
+	contrib/demo $(O)
+
+install: $(O)/mthpd
+	install -D -m 0755 $(O)/mthpd $(DESTDIR)$(SBINDIR)/mthpd
+	install -D -m 0644 man/mthpd.8 $(DESTDIR)$(MANDIR)/man8/mthpd.8
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

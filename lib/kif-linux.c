@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "kif.h"
+#include "util.h"
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+
+static int linux_open_proc(const struct mthpd_kif *kif, const char *path, int flags)
+{
+	int fd = openat(kif->proc_fd, path, flags | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+static int linux_open_sys(const struct mthpd_kif *kif, const char *path, int flags)
+{
+	int fd = openat(kif->sys_fd, path, flags | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+static int linux_pidfd_open(const struct mthpd_kif *kif _unused_, pid_t pid)
+{
+	/* glibc 2.36 has a wrapper, but the raw call keeps older libcs building. */
+	long fd = syscall(SYS_pidfd_open, pid, 0);
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static int64_t linux_collapse(struct mthpd_kif *kif _unused_, int pidfd, uint64_t addr,
+			      uint64_t len, unsigned int flags)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
+	long r = syscall(SYS_process_madvise, pidfd, &iov, 1UL, MADV_COLLAPSE, flags);
+
+	return r < 0 ? -errno : r;
+}
+
+static int linux_ioctl(const struct mthpd_kif *kif _unused_, int fd, unsigned long req,
+		       void *arg)
+{
+	int r = ioctl(fd, req, arg);
+
+	return r < 0 ? -errno : r;
+}
+
+static const struct mthpd_kif_ops linux_ops = {
+	.open_proc = linux_open_proc,
+	.open_sys = linux_open_sys,
+	.pidfd_open = linux_pidfd_open,
+	.collapse = linux_collapse,
+	.ioctl = linux_ioctl,
+};
+
+int mthpd_kif_linux_init(const char *proc_root, const char *sys_root, struct mthpd_kif *ret,
+			 const char **ret_failed_root)
+{
+	const char *p = proc_root ? proc_root : "/proc";
+	const char *s = sys_root ? sys_root : "/sys";
+	_cleanup_close_ int pfd = -1, sfd = -1;
+
+	pfd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0) {
+		if (ret_failed_root)
+			*ret_failed_root = p;
+		return -errno;
+	}
+	sfd = open(s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (sfd < 0) {
+		if (ret_failed_root)
+			*ret_failed_root = s;
+		return -errno;
+	}
+	*ret = (struct mthpd_kif){
+		.ops = &linux_ops,
+		.proc_fd = TAKE_FD(pfd),
+		.sys_fd = TAKE_FD(sfd),
+	};
+	return 0;
+}
+

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The kernel-interface table.  Every /proc and /sys file mthpd reads is opened
+ * through it, relative to a proc root and a sys root, and every syscall that
+ * reaches another process (pidfd_open, process_madvise) and every procfs
+ * ioctl goes through it.  kif-linux.c is the real implementation; tests swap
+ * in tests/lib/fake-kif.c, which records the collapse calls.
+ * [chrony localp.h, sys.c, sys_null.c]
+ */
+#ifndef MTHPD_KIF_H
+#define MTHPD_KIF_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct mthpd_kif;
+
+struct mthpd_kif_ops {
+	/* openat(proc root, path, flags | O_CLOEXEC).  Returns fd or -errno. */
+	int (*open_proc)(const struct mthpd_kif *kif, const char *path, int flags);
+	/* openat(sys root, path, flags | O_CLOEXEC).  Returns fd or -errno. */
+	int (*open_sys)(const struct mthpd_kif *kif, const char *path, int flags);
+	/* pidfd_open(pid, 0).  Returns fd or -errno. */
+	int (*pidfd_open)(const struct mthpd_kif *kif, pid_t pid);
+	/*
+	 * process_madvise(pidfd, {addr, len}, 1, MADV_COLLAPSE, flags).
+	 * Returns the bytes advised (>= 0) or -errno.
+	 */
+	int64_t (*collapse)(struct mthpd_kif *kif, int pidfd, uint64_t addr, uint64_t len,
+			    unsigned int flags);
+	/* ioctl(fd, req, arg) on an fd from open_proc.  Returns >= 0 or -errno. */
+	int (*ioctl)(const struct mthpd_kif *kif, int fd, unsigned long req, void *arg);
+};
+
+struct mthpd_kif {
+	const struct mthpd_kif_ops *ops;
+	int proc_fd;
+	int sys_fd;
+	void *priv; /* implementation's own state (the fake's call log) */
+};
+
+/*
+ * Opens the two roots ("/proc" and "/sys" when NULL) and fills @ret with the
+ * Linux implementation.  Returns 0, or -errno naming the root that failed to
+ * open in *ret_failed_root when that is non-NULL.
+ */
+int mthpd_kif_linux_init(const char *proc_root, const char *sys_root, struct mthpd_kif *ret,
+			 const char **ret_failed_root);
+
+/* Closes the roots.  Accepts a zeroed or half-initialised kif. */
+void mthpd_kif_done(struct mthpd_kif *kif);
+
+/* Convenience: read a whole small file below the proc or sys root into buf,
+ * NUL-terminated.  Returns the length read or -errno (-EFBIG if it does not
+ * fit). */
+int mthpd_kif_read_proc(const struct mthpd_kif *kif, const char *path, char *buf, size_t size);
+int mthpd_kif_read_sys(const struct mthpd_kif *kif, const char *path, char *buf, size_t size);
+
+#endif

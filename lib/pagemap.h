@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * /proc/PID/pagemap: decoding its 64-bit entries, and finding the populated
+ * 2 MiB ranges of a mapping so that the cost follows resident pages, not the
+ * size of the mapping.
+ *
+ * Entry layout (Documentation/admin-guide/mm/pagemap.rst, measured on 6.18):
+ *   63 present, 62 swapped, 61 file-page or shared-anon, 58 guard region
+ *   (guard markers also show 62), 56 exclusively mapped, 55 soft-dirty
+ *   (compiled out here), 0-54 PFN (zero without CAP_SYS_ADMIN).
+ */
+#ifndef MTHPD_PAGEMAP_H
+#define MTHPD_PAGEMAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kif.h"
+
+#define MTHPD_PAGE_SIZE 4096ULL
+#define MTHPD_PMD_ORDER 9
+#define MTHPD_PMD_NR 512
+#define MTHPD_PMD_SIZE (MTHPD_PAGE_SIZE * MTHPD_PMD_NR)
+
+#define PM_PFN_MASK ((1ULL << 55) - 1)
+#define PM_SOFT_DIRTY (1ULL << 55)
+#define PM_MMAP_EXCLUSIVE (1ULL << 56)
+#define PM_GUARD_REGION (1ULL << 58)
+#define PM_FILE (1ULL << 61)
+#define PM_SWAP (1ULL << 62)
+#define PM_PRESENT (1ULL << 63)
+
+enum mthpd_pte_kind {
+	MTHPD_PTE_NONE,    /* never touched, or discarded */
+	MTHPD_PTE_PRESENT, /* mapped to a page (may still be the zero page) */
+	MTHPD_PTE_SWAP,    /* swap entry (bit 62 without the guard bit 58) */
+	MTHPD_PTE_GUARD,   /* MADV_GUARD_INSTALL marker: 62 and 58 */
+};
+
+/* Pure: what an entry says.  A guard marker is checked before swap. */
+enum mthpd_pte_kind mthpd_pagemap_kind(uint64_t entry);
+
+static inline uint64_t mthpd_pagemap_pfn(uint64_t entry)
+{
+	return entry & PM_PFN_MASK;
+}
+
+/*
+ * Reader of one process's pagemap.  With PAGEMAP_SCAN (Linux 6.7+) empty
+ * stretches are skipped by the kernel's page-table walk; without it every
+ * entry of the mapping is read.
+ */
+struct mthpd_pagemap {
+	const struct mthpd_kif *kif;
+	int fd;
+	bool use_scan;      /* PAGEMAP_SCAN available and wanted */
+	bool last_populated; /* the range just before the cursor had entries */
+	uint64_t nr_scan_ioctls;
+	uint64_t nr_range_reads;
+};
+
+/*
+ * Reads @nr entries starting at virtual address @addr into @ret.
+ * Returns 0, -ESRCH when the process has exited (the kernel answers EOF),
+ * or -errno.
+ */
+int mthpd_pagemap_read(struct mthpd_pagemap *pm, uint64_t addr, unsigned int nr, uint64_t *ret);
+
+/*
+ * Finds the first PMD-aligned 2 MiB range in [*cursor, end) holding a present
+ * or swapped entry, reads its 512 entries into @ret_entries and its address
+ * into *ret_addr, and moves *cursor past it.  @cursor and @end are 2 MiB
+ * aligned.  Returns 1 when a range was found, 0 when none is left, -errno.
+ */
+int mthpd_pagemap_next_range(struct mthpd_pagemap *pm, uint64_t *cursor, uint64_t end,
+			     uint64_t *ret_addr, uint64_t ret_entries[MTHPD_PMD_NR]);
+
+/*
+ * Probes PAGEMAP_SCAN on an open pagemap fd.  Returns 1 if supported, 0 if
+ * not (ENOTTY/EINVAL: older kernel or a fixture file), -errno otherwise.
+ */
+int mthpd_pagemap_scan_probe(const struct mthpd_kif *kif, int fd);
+
+#endif

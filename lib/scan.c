@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <string.h>
+
+#include "kpageflags.h"
+#include "scan.h"
+
+void mthpd_scan_ctx_init(struct mthpd_scan_ctx *sc, int kpageflags_fd, bool want_folio_orders)
+{
+	*sc = (struct mthpd_scan_ctx){
+		.kpageflags_fd = kpageflags_fd,
+		.want_folio_orders = want_folio_orders,
+		.zero_pfn = UINT64_MAX,
+	};
+}
+
+unsigned int mthpd_bitmap_weight(const uint64_t *bm, unsigned int from, unsigned int to)
+{
+	unsigned int n = 0;
+
+	while (from < to && (from % 64)) {
+		n += mthpd_bit(bm, from);
+		from++;
+	}
+	for (; from + 64 <= to; from += 64)
+		n += (unsigned int)__builtin_popcountll(bm[from / 64]);
+	for (; from < to; from++)
+		n += mthpd_bit(bm, from);
+	return n;
+}
+
+/*
+ * A present page that is not exclusively mapped is either the shared zero
+ * page or an anon page mapped by more than one process.  Exclusive pages are
+ * never the zero page, so only these few need kpageflags; the zero page's
+ * PFN is the same everywhere and is remembered once seen.
+ * Returns 1 for the zero page, 0 otherwise, -errno.
+ */
+static int is_zero_pfn(struct mthpd_scan_ctx *sc, uint64_t pfn)
+{
+	uint64_t flags;
+	int r;
+
+	if (pfn == sc->zero_pfn)
+		return 1;
+	if (sc->kpageflags_fd < 0)
+		return 0;
+	r = mthpd_kpageflags_read(sc->kpageflags_fd, pfn, 1, &flags);
+	sc->nr_kpageflags_pfns++;
+	if (r < 0)
+		return r;
+	if (!(flags & KPF_BIT(KPF_ZERO_PAGE)))
+		return 0;
+	sc->zero_pfn = pfn;
+	return 1;
+}
+
+/*
+ * 512 present entries with consecutive PFNs from a 512-aligned head are one
+ * order-9 folio if the head says so: one 8-byte read instead of 512.
+ * The huge zero page shows bit 61 (FILE) on every entry (measured); the
+ * kernel sees a huge PMD there too (SCAN_PMD_MAPPED).
+ */
+static int detect_pmd_mapped(struct mthpd_scan_ctx *sc, const uint64_t e[MTHPD_PMD_NR],
+			     bool *ret)
+{
+	uint64_t head = mthpd_pagemap_pfn(e[0]), flags;
+	bool file = true;
+	int r;
+
+	*ret = false;
+	if (!(e[0] & PM_PRESENT) || head == 0 || (head & (MTHPD_PMD_NR - 1)))
+		return 0;
+	for (unsigned int i = 1; i < MTHPD_PMD_NR; i++)
+		if (!(e[i] & PM_PRESENT) || mthpd_pagemap_pfn(e[i]) != head + i)
+			return 0;
+	for (unsigned int i = 0; i < MTHPD_PMD_NR && file; i++)
+		file = e[i] & PM_FILE;
+	if (file) {
+		*ret = true;
+		return 0;
+	}
+	if (sc->kpageflags_fd < 0)
+		return 0;
+	r = mthpd_kpageflags_read(sc->kpageflags_fd, head, 1, &flags);
+	sc->nr_kpageflags_pfns++;
+	if (r < 0)
+		return r;
+	*ret = (flags & (KPF_BIT(KPF_COMPOUND_HEAD) | KPF_BIT(KPF_THP) | KPF_BIT(KPF_ZERO_PAGE))) ==
+	       (KPF_BIT(KPF_COMPOUND_HEAD) | KPF_BIT(KPF_THP));
+	return 0;
+}
+
+/* Reads kpageflags of the occupied pages, one pread per run of consecutive PFNs. */
+static int read_folio_orders(struct mthpd_scan_ctx *sc, const uint64_t e[MTHPD_PMD_NR],
+			     struct mthpd_range_scan *s)
+{
+	uint64_t pfn[MTHPD_PMD_NR], flags[MTHPD_PMD_NR];
+	uint8_t valid[MTHPD_PMD_NR];
+	unsigned int i = 0;
+	int r;
+
+	for (unsigned int k = 0; k < MTHPD_PMD_NR; k++) {
+		valid[k] = mthpd_bit(s->occupied, k);
+		pfn[k] = mthpd_pagemap_pfn(e[k]);
+	}
+	while (i < MTHPD_PMD_NR) {
+		unsigned int j;
+
+		if (!valid[i]) {
+			i++;
+			continue;
+		}
+		for (j = i + 1; j < MTHPD_PMD_NR && valid[j] && pfn[j] == pfn[i] + (j - i); j++)
+			;
+		r = mthpd_kpageflags_read(sc->kpageflags_fd, pfn[i], j - i, flags + i);
+		sc->nr_kpageflags_pfns += j - i;
+		if (r == -ERANGE) {
+			/* PFN outside the memory map (device page?): not a folio. */
+			memset(valid + i, 0, j - i);
+		} else if (r < 0) {
+			return r;
+		}
+		i = j;
+	}
+	mthpd_kpageflags_folio_orders(pfn, flags, valid, MTHPD_PMD_NR, s->folio_order);
+	s->folio_orders_known = true;
+	return 0;
+}
+
+int mthpd_scan_range(struct mthpd_scan_ctx *sc, uint64_t addr,
+		     const uint64_t entries[MTHPD_PMD_NR], struct mthpd_range_scan *ret)
+{
+	struct mthpd_range_scan *s = ret;
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	s->addr = addr;
+
+	r = detect_pmd_mapped(sc, entries, &s->pmd_mapped);
+	if (r < 0)
+		return r;
+	if (s->pmd_mapped) {
+		for (unsigned int i = 0; i < MTHPD_PMD_NR; i++) {
+			mthpd_set_bit(s->occupied, i);
+			s->folio_order[i] = MTHPD_PMD_ORDER;
+		}
+		s->folio_orders_known = true;
+		return 0;
+	}
+
+	for (unsigned int i = 0; i < MTHPD_PMD_NR; i++) {
+		uint64_t e = entries[i];
+
+		switch (mthpd_pagemap_kind(e)) {
+		case MTHPD_PTE_NONE:
+			break;
+		case MTHPD_PTE_SWAP:
+			mthpd_set_bit(s->swap, i);
+			break;
+		case MTHPD_PTE_GUARD:
+			mthpd_set_bit(s->guard, i);
+			break;
+		case MTHPD_PTE_PRESENT:
+			/* Bit 61 in a private anon VMA: a huge zero page mapped by PTEs. */
+			if (e & PM_FILE)
+				break;
+			if (!(e & PM_MMAP_EXCLUSIVE)) {
+				r = is_zero_pfn(sc, mthpd_pagemap_pfn(e));
+				if (r < 0)
+					return r;
+				if (r > 0)
+					break;
+				mthpd_set_bit(s->shared, i);
+			}
+			mthpd_set_bit(s->occupied, i);
+			break;
+		}
+	}
+
+	if (sc->want_folio_orders && sc->kpageflags_fd >= 0) {
+		r = read_folio_orders(sc, entries, s);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}

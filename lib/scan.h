@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Per-range scan: the 512 pagemap entries of one 2 MiB range become the
+ * bitmaps that mm/khugepaged.c: collapse_scan_pmd() builds while it walks the
+ * PTEs (Linux 7.2, seed 008), plus what mthpd can see and khugepaged gets for
+ * free: whether the range is already a PMD-mapped THP, and the order of any
+ * large folio already mapped there.
+ */
+#ifndef MTHPD_SCAN_H
+#define MTHPD_SCAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pagemap.h"
+
+#define MTHPD_BITMAP_WORDS (MTHPD_PMD_NR / 64)
+
+struct mthpd_range_scan {
+	uint64_t addr; /* 2 MiB aligned */
+	/* present and not a zero page: kernel's !pte_none_or_zero() && pte_present() */
+	uint64_t occupied[MTHPD_BITMAP_WORDS];
+	/* swap entries: !pte_present(), counted as "unmapped" by the kernel */
+	uint64_t swap[MTHPD_BITMAP_WORDS];
+	/* guard markers: non-present like swap, but never swapped in */
+	uint64_t guard[MTHPD_BITMAP_WORDS];
+	/* occupied and not exclusively mapped: folio_maybe_mapped_shared() */
+	uint64_t shared[MTHPD_BITMAP_WORDS];
+	/* for occupied pages, the order of the large folio mapping it; 0 if small */
+	uint8_t folio_order[MTHPD_PMD_NR];
+	bool pmd_mapped;          /* already one PMD-mapped THP (or the huge zero page) */
+	bool folio_orders_known;  /* folio_order[] was filled from kpageflags */
+};
+
+/* State of scanning one process; the zero-page PFN is learned on the way. */
+struct mthpd_scan_ctx {
+	int kpageflags_fd;       /* /proc/kpageflags, opened once */
+	bool want_folio_orders;  /* sizes below 2M requested: read kpageflags of occupied pages */
+	uint64_t zero_pfn;       /* PFN of the 4K zero page once seen, else UINT64_MAX */
+	uint64_t nr_kpageflags_pfns;
+};
+
+void mthpd_scan_ctx_init(struct mthpd_scan_ctx *sc, int kpageflags_fd, bool want_folio_orders);
+
+static inline bool mthpd_bit(const uint64_t *bm, unsigned int i)
+{
+	return (bm[i / 64] >> (i % 64)) & 1;
+}
+
+static inline void mthpd_set_bit(uint64_t *bm, unsigned int i)
+{
+	bm[i / 64] |= 1ULL << (i % 64);
+}
+
+/* Number of set bits in [from, to). */
+unsigned int mthpd_bitmap_weight(const uint64_t *bm, unsigned int from, unsigned int to);
+
+/*
+ * Builds @ret for the range at @addr from its 512 pagemap @entries.
+ * kpageflags is read only where the entries cannot answer: for present pages
+ * that are not exclusively mapped (zero page or shared?), for the head of a
+ * range that may be a PMD-mapped THP, and, when sc->want_folio_orders, for
+ * the occupied pages (one pread per run of consecutive PFNs).
+ * Returns 0 or -errno from kpageflags.
+ */
+int mthpd_scan_range(struct mthpd_scan_ctx *sc, uint64_t addr,
+		     const uint64_t entries[MTHPD_PMD_NR], struct mthpd_range_scan *ret);
+
+#endif
