@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * mthpd command line: `plan` and `collapse` for given pids.
+ * Only this file ends the process, with the exit statuses documented in
+ * README.md and --help.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "act.h"
+#include "features.h"
+#include "kif.h"
+#include "knobs.h"
+#include "output.h"
+#include "plan.h"
+#include "result.h"
+#include "target.h"
+#include "util.h"
+
+enum {
+	EXIT_OK = 0,
+	EXIT_TARGET = 1,  /* a target could not be processed */
+	EXIT_USAGE = 2,   /* bad usage or input; nothing done */
+	EXIT_SYSTEM = 3,  /* this system cannot run mthpd */
+};
+
+#define MAX_PIDS 4096
+
+struct cli {
+	bool collapse;
+	bool json;
+	pid_t pids[MAX_PIDS];
+	size_t nr_pids;
+	const char *sizes;
+	const char *max_ptes[3]; /* none, swap, shared, as given */
+	const char *proc_root;
+	const char *sys_root;
+};
+
+_printf_(1, 2) static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("mthpd: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void help(FILE *f)
+{
+	fputs("Usage: mthpd plan     --pid PID [--pid PID ...] [OPTIONS]\n"
+	      "       mthpd collapse --pid PID [--pid PID ...] [OPTIONS]\n"
+	      "\n"
+	      "Plan or perform the collapse of the anonymous memory of processes into\n"
+	      "huge pages, with the order walk of khugepaged's mTHP collapse.\n"
+	      "`plan` collapses nothing.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -p, --pid PID            process to work on (repeatable)\n"
+	      "  -s, --sizes LIST         folio sizes, e.g. 2M,64K (16K..2M; default 2M)\n"
+	      "      --max-ptes-none N    0..511 (default: khugepaged's sysfs value)\n"
+	      "      --max-ptes-swap N    0..511 (default: khugepaged's sysfs value)\n"
+	      "      --max-ptes-shared N  0..511 (default: khugepaged's sysfs value)\n"
+	      "  -j, --json               one JSON object per line, one per block\n"
+	      "      --proc-root DIR      read DIR instead of /proc\n"
+	      "      --sys-root DIR       read DIR instead of /sys\n"
+	      "  -h, --help               show this help\n"
+	      "\n"
+	      "Exit status:\n"
+	      "  0  done; every target was processed (per-block failures are results)\n"
+	      "  1  at least one target could not be processed (exited mid-run, read error)\n"
+	      "  2  bad usage or input (option, size, value, pid); nothing was collapsed\n"
+	      "  3  this system cannot run mthpd (no pagemap PFNs, no /proc/kpageflags)\n",
+	      f);
+}
+
+static int parse_pid(const char *s, pid_t *ret)
+{
+	unsigned int v;
+
+	if (mthpd_parse_uint(s, 0x3fffffff, &v) < 0 || v == 0)
+		return -EINVAL;
+	*ret = (pid_t)v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct cli *c)
+{
+	enum { OPT_NONE = 0x100, OPT_SWAP, OPT_SHARED, OPT_PROC, OPT_SYS };
+	static const struct option opts[] = {
+		{"pid", required_argument, NULL, 'p'},
+		{"sizes", required_argument, NULL, 's'},
+		{"max-ptes-none", required_argument, NULL, OPT_NONE},
+		{"max-ptes-swap", required_argument, NULL, OPT_SWAP},
+		{"max-ptes-shared", required_argument, NULL, OPT_SHARED},
+		{"json", no_argument, NULL, 'j'},
+		{"proc-root", required_argument, NULL, OPT_PROC},
+		{"sys-root", required_argument, NULL, OPT_SYS},
+		{"help", no_argument, NULL, 'h'},
+		{},
+	};
+	int o;
+
+	if (argc < 2) {
+		help(stderr);
+		return -EINVAL;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		help(stdout);
+		return 1;
+	}
+	if (strcmp(argv[1], "plan") == 0) {
+		c->collapse = false;
+	} else if (strcmp(argv[1], "collapse") == 0) {
+		c->collapse = true;
+	} else {
+		fail("unknown command '%s' (expected 'plan' or 'collapse'; see --help)", argv[1]);
+		return -EINVAL;
+	}
+
+	opterr = 0;
+	optind = 2;
+	while ((o = getopt_long(argc, argv, ":p:s:jh", opts, NULL)) >= 0) {
+		switch (o) {
+		case 'p':
+			if (c->nr_pids >= MAX_PIDS) {
+				fail("too many --pid (at most %d)", MAX_PIDS);
+				return -EINVAL;
+			}
+			if (parse_pid(optarg, &c->pids[c->nr_pids]) < 0) {
+				fail("--pid: '%s' is not a process id", optarg);
+				return -EINVAL;
+			}
+			c->nr_pids++;
+			break;
+		case 's':
+			c->sizes = optarg;
+			break;
+		case OPT_NONE:
+		case OPT_SWAP:
+		case OPT_SHARED:
+			c->max_ptes[o - OPT_NONE] = optarg;
+			break;
+		case 'j':
+			c->json = true;
+			break;
+		case OPT_PROC:
+			c->proc_root = optarg;
+			break;
+		case OPT_SYS:
+			c->sys_root = optarg;
+			break;
+		case 'h':
+			help(stdout);
+			return 1;
+		case ':':
+			fail("option '%s' needs a value", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			fail("unknown option '%s' (see --help)", argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fail("unexpected argument '%s' (see --help)", argv[optind]);
+		return -EINVAL;
+	}
+	if (c->nr_pids == 0) {
+		fail("%s needs at least one --pid", argv[1]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Fills @k from the command line over the sysfs defaults. */
+static int build_knobs(const struct cli *c, const struct mthpd_kif *kif, struct mthpd_knobs *k)
+{
+	static const char *const names[] = {"--max-ptes-none", "--max-ptes-swap",
+					    "--max-ptes-shared"};
+	unsigned int *fields[] = {&k->max_ptes_none, &k->max_ptes_swap, &k->max_ptes_shared};
+	bool need_sysfs = false;
+	char bad[32];
+
+	k->orders = 1U << MTHPD_PMD_ORDER;
+	if (c->sizes && mthpd_parse_sizes(c->sizes, &k->orders, bad, sizeof(bad)) < 0) {
+		fail("--sizes: '%s' is not a size from 16K to 2M (16K, 32K, 64K, ..., 1M, 2M)", bad);
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		if (!c->max_ptes[i]) {
+			need_sysfs = true;
+			continue;
+		}
+		if (mthpd_parse_uint(c->max_ptes[i], MTHPD_MAX_PTES_LIMIT, fields[i]) < 0) {
+			fail("%s: '%s' is not a number from 0 to %d", names[i], c->max_ptes[i],
+			     MTHPD_MAX_PTES_LIMIT);
+			return EXIT_USAGE;
+		}
+	}
+	if (need_sysfs) {
+		struct mthpd_knobs sys;
+		const char *file = NULL;
+		int r = mthpd_knobs_read_sysfs(kif, &sys, &file);
+
+		if (r < 0) {
+			fail("cannot read the default from %s/%s: %s (give --max-ptes-none, "
+			     "--max-ptes-swap and --max-ptes-shared)",
+			     c->sys_root ? c->sys_root : "/sys", file, strerror(-r));
+			return EXIT_SYSTEM;
+		}
+		if (!c->max_ptes[0])
+			k->max_ptes_none = sys.max_ptes_none;
+		if (!c->max_ptes[1])
+			k->max_ptes_swap = sys.max_ptes_swap;
+		if (!c->max_ptes[2])
+			k->max_ptes_shared = sys.max_ptes_shared;
+	}
+	return EXIT_OK;
+}
+
+static int run(int argc, char **argv)
+{
+	struct cli c = {0};
+	struct mthpd_kif kif = {.proc_fd = -1, .sys_fd = -1};
+	struct mthpd_knobs knobs;
+	struct mthpd_features features = {0};
+	_cleanup_free_ struct mthpd_target *targets = NULL;
+	_cleanup_close_ int kpf_fd = -1;
+	struct mthpd_output out;
+	const char *bad_root = NULL;
+	size_t opened = 0;
+	int r, status = EXIT_OK;
+
+	r = parse_args(argc, argv, &c);
+	if (r != 0)
+		return r > 0 ? EXIT_OK : EXIT_USAGE;
+
+	r = mthpd_kif_linux_init(c.proc_root, c.sys_root, &kif, &bad_root);
+	if (r < 0) {
+		fail("cannot open '%s': %s", bad_root, strerror(-r));
+		return EXIT_USAGE;
+	}
+	r = build_knobs(&c, &kif, &knobs);
+	if (r != EXIT_OK)
+		goto out;
+
+	/* Every pid is checked before anything is done to any of them. */
+	targets = calloc(c.nr_pids, sizeof(*targets));
+	if (!targets) {
+		fail("out of memory");
+		status = EXIT_SYSTEM;
+		goto out;
+	}
+	for (; opened < c.nr_pids; opened++) {
+		pid_t pid = c.pids[opened];
+
+		r = mthpd_target_open(&kif, pid, c.collapse, &targets[opened]);
+		if (r == -ESRCH) {
+			fail("no such process: %d", (int)pid);
+			status = EXIT_USAGE;
+			goto out;
+		}
+		if (r < 0) {
+			fail("cannot read process %d: %s", (int)pid, strerror(-r));
+			status = EXIT_USAGE;
+			goto out;
+		}
+	}
+
+	/* A synthetic proc root has no kernel behind it to probe. */
+	if (!c.proc_root) {
+		r = mthpd_features_probe(&kif, &features);
+		if (r < 0) {
+			fail("cannot probe kernel features: %s", strerror(-r));
+			status = EXIT_SYSTEM;
+			goto out;
+		}
+		if (!features.pfns_visible) {
+			fail("/proc/self/pagemap shows no page frame numbers: mthpd needs "
+			     "CAP_SYS_ADMIN (run it as root)");
+			status = EXIT_SYSTEM;
+			goto out;
+		}
+	}
+	if (getenv("MTHPD_DISABLE")) {
+		/* Testing aid: force the fallbacks of older kernels. */
+		const char *d = getenv("MTHPD_DISABLE");
+
+		if (strstr(d, "pagemap_scan"))
+			features.pagemap_scan = false;
+		if (strstr(d, "procmap_query"))
+			features.procmap_query = false;
+	}
+	r = kif.ops->open_proc(&kif, "kpageflags", O_RDONLY);
+	if (r < 0) {
+		fail("cannot open %s/kpageflags: %s (mthpd needs root)",
+		     c.proc_root ? c.proc_root : "/proc", strerror(-r));
+		status = EXIT_SYSTEM;
+		goto out;
+	}
+	kpf_fd = r;
+
+	if (mthpd_knobs_max_ptes_none_degraded(&knobs))
+		fprintf(stderr,
+			"mthpd: warning: max_ptes_none %u acts as 0 for sizes below 2M (only 0 "
+			"and 511 are supported there, as in the kernel)\n",
+			knobs.max_ptes_none);
+
+	mthpd_output_init(&out, stdout, c.json, c.collapse, &knobs, &features);
+	mthpd_output_header(&out);
+	for (size_t i = 0; i < c.nr_pids; i++) {
+		struct mthpd_target *t = &targets[i];
+		struct mthpd_pass_opts o = {
+			.knobs = &knobs,
+			.features = &features,
+			.kpageflags_fd = kpf_fd,
+			.collapse = c.collapse,
+			.subpmd_flags = MTHPD_MADV_COLLAPSE_ORDER |
+					(knobs.max_ptes_none == 0 ? MTHPD_MADV_COLLAPSE_STRICT : 0),
+		};
+		struct mthpd_pass_stats st;
+
+		mthpd_output_target_begin(&out, t);
+		r = mthpd_target_pass(&kif, t, &o, mthpd_output_range, &out, &st);
+		mthpd_output_target_end(&out, t, &st);
+		if (r == -ESRCH) {
+			fail("process %d ('%s') exited during the pass", (int)t->pid, t->comm);
+			status = EXIT_TARGET;
+		} else if (r < 0) {
+			fail("process %d ('%s'): %s", (int)t->pid, t->comm, strerror(-r));
+			status = EXIT_TARGET;
+		}
+	}
+	mthpd_output_footer(&out);
+	if (fflush(stdout) != 0) {
+		fail("cannot write the output: %s", strerror(errno));
+		status = EXIT_TARGET;
+	}
+out:
+	for (size_t i = 0; i < opened; i++)
+		mthpd_target_close(&targets[i]);
+	mthpd_kif_done(&kif);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	return run(argc, argv);
+}

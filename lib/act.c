@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+
+#include "act.h"
+#include "kpageflags.h"
+
+enum mthpd_scan_result mthpd_act_errno_result(int err)
+{
+	switch (err) {
+	case 0:
+		return MTHPD_SCAN_SUCCEED;
+	case ENOMEM: /* SCAN_ALLOC_HUGE_PAGE_FAIL (or an unmapped hole) */
+		return MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL;
+	case EBUSY: /* SCAN_CGROUP_CHARGE_FAIL, SCAN_EXCEED_NONE_PTE */
+		return MTHPD_SCAN_CGROUP_CHARGE_FAIL;
+	case EAGAIN: /* SCAN_PAGE_COUNT/LOCK/LRU, DEL_PAGE_LRU: temporary */
+		return MTHPD_RESULT_TRY_AGAIN;
+	case EINVAL: /* everything "intrinsic to the range", VMA checks first */
+		return MTHPD_SCAN_VMA_CHECK;
+	case ESRCH:
+		return MTHPD_RESULT_PROCESS_EXITED;
+	case EPERM:
+	case EACCES:
+		return MTHPD_RESULT_PERMISSION_DENIED;
+	default:
+		return MTHPD_RESULT_ERROR;
+	}
+}
+
+int mthpd_act_verify(struct mthpd_act *a, uint64_t addr, unsigned int order)
+{
+	const unsigned int nr = 1U << order;
+	const uint64_t head_thp = KPF_BIT(KPF_COMPOUND_HEAD) | KPF_BIT(KPF_THP);
+	const uint64_t tail_thp = KPF_BIT(KPF_COMPOUND_TAIL) | KPF_BIT(KPF_THP);
+	const uint64_t mask = head_thp | tail_thp | KPF_BIT(KPF_ZERO_PAGE);
+	uint64_t e[MTHPD_PMD_NR], flags[MTHPD_PMD_NR], head;
+	int r;
+
+	r = mthpd_pagemap_read(a->pagemap, addr, nr, e);
+	if (r < 0)
+		return r;
+	head = mthpd_pagemap_pfn(e[0]);
+	if (!(e[0] & PM_PRESENT) || head == 0 || (head & (nr - 1)))
+		return 0;
+	for (unsigned int i = 1; i < nr; i++)
+		if (!(e[i] & PM_PRESENT) || mthpd_pagemap_pfn(e[i]) != head + i)
+			return 0;
+	r = mthpd_kpageflags_read(a->kpageflags_fd, head, nr, flags);
+	if (r < 0)
+		return r;
+	if ((flags[0] & mask) != head_thp)
+		return 0;
+	for (unsigned int i = 1; i < nr; i++)
+		if ((flags[i] & mask) != tail_thp)
+			return 0;
+	return 1;
+}
+
+enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_range_scan *scan,
+					  unsigned int offset, unsigned int order)
+{
+	struct mthpd_act *a = userdata;
+	const uint64_t addr = scan->addr + offset * MTHPD_PAGE_SIZE;
+	const uint64_t len = MTHPD_PAGE_SIZE << order;
+	unsigned int flags = 0;
+	int64_t n;
+	int r;
+
+	if (a->exited)
+		return MTHPD_RESULT_PROCESS_EXITED;
+	if (order != MTHPD_PMD_ORDER) {
+		if (!a->subpmd_supported)
+			return MTHPD_RESULT_UNSUPPORTED;
+		flags = a->subpmd_flags;
+	}
+
+	a->nr_calls++;
+	n = a->kif->ops->collapse(a->kif, a->pidfd, addr, len, flags);
+	/* EAGAIN: a page was locked, pinned or off the LRU for a moment; retry once. */
+	if (n == -EAGAIN) {
+		a->nr_calls++;
+		n = a->kif->ops->collapse(a->kif, a->pidfd, addr, len, flags);
+	}
+	if (n < 0) {
+		if (n == -ESRCH)
+			a->exited = true;
+		return mthpd_act_errno_result((int)-n);
+	}
+
+	r = mthpd_act_verify(a, addr, order);
+	if (r == -ESRCH) {
+		a->exited = true;
+		return MTHPD_RESULT_PROCESS_EXITED;
+	}
+	if (r < 0)
+		return MTHPD_RESULT_ERROR;
+	if (r == 0) {
+		a->nr_noop++;
+		return MTHPD_RESULT_NOOP;
+	}
+	return MTHPD_SCAN_SUCCEED;
+}

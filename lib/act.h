@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The executor: one process_madvise(pidfd, iov, 1, MADV_COLLAPSE, flags) per
+ * planned block, its errno turned into a named result, and every claimed
+ * success checked in kpageflags, because the kernel also answers success for
+ * ranges it did nothing to (a 64 KiB range on a stock kernel; measured).
+ * It plugs into the planner's walk as its collapse callback.
+ */
+#ifndef MTHPD_ACT_H
+#define MTHPD_ACT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kif.h"
+#include "pagemap.h"
+#include "result.h"
+#include "scan.h"
+
+/*
+ * process_madvise() flags of the contrib/kernel patch: collapse each iovec,
+ * one naturally aligned block, to exactly its order; STRICT refuses a block
+ * with an empty or zero page.  An unpatched kernel rejects any flag with
+ * EINVAL, which is how mthpd tells the two apart.
+ */
+#define MTHPD_MADV_COLLAPSE_ORDER (1U << 0)
+#define MTHPD_MADV_COLLAPSE_STRICT (1U << 1)
+
+struct mthpd_act {
+	struct mthpd_kif *kif;
+	int pidfd;
+	struct mthpd_pagemap *pagemap; /* to verify: re-read the block's entries */
+	int kpageflags_fd;
+	bool subpmd_supported;  /* the kernel carries the contrib patch */
+	unsigned int subpmd_flags;
+	bool exited;            /* the target went away: stop calling */
+	unsigned int nr_calls;
+	unsigned int nr_noop;
+};
+
+/* Pure: the named result of a MADV_COLLAPSE errno (mm/khugepaged.c:
+ * madvise_collapse_errno() read backwards). */
+enum mthpd_scan_result mthpd_act_errno_result(int err);
+
+/*
+ * Checks that [@addr, @addr + 4K << @order) of the target is now one folio of
+ * exactly @order: consecutive PFNs from an aligned head, the head
+ * COMPOUND_HEAD|THP, every other page COMPOUND_TAIL|THP, none a zero page.
+ * Returns 1 if so, 0 if not, -ESRCH if the target exited, -errno.
+ */
+int mthpd_act_verify(struct mthpd_act *a, uint64_t addr, unsigned int order);
+
+/* mthpd_collapse_fn for mthpd_plan_range(); @userdata is a struct mthpd_act. */
+enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_range_scan *scan,
+					  unsigned int offset, unsigned int order);
+
+#endif

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "target.h"
+#include "util.h"
+#include "vmas.h"
+
+static int pid_path(char *buf, size_t size, pid_t pid, const char *file)
+{
+	int n = snprintf(buf, size, "%d/%s", (int)pid, file);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* /proc/PID/status: "THP_enabled:\t1\n" (Linux 5.0+); 0 after PR_SET_THP_DISABLE. */
+static bool status_thp_disabled(const char *status)
+{
+	const char *p = strstr(status, "\nTHP_enabled:");
+
+	if (!p)
+		return false;
+	p += strlen("\nTHP_enabled:");
+	p += strspn(p, " \t");
+	return *p == '0';
+}
+
+int mthpd_target_open(struct mthpd_kif *kif, pid_t pid, bool need_pidfd,
+		      struct mthpd_target *ret)
+{
+	struct mthpd_target t = {.pid = pid, .pidfd = -1, .pagemap = {.kif = kif, .fd = -1}};
+	char path[64], status[4096];
+	int r;
+
+	if (pid <= 0)
+		return -ESRCH;
+	r = pid_path(path, sizeof(path), pid, "pagemap");
+	if (r < 0)
+		return r;
+	r = kif->ops->open_proc(kif, path, O_RDONLY);
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	t.pagemap.fd = r;
+
+	r = pid_path(path, sizeof(path), pid, "comm");
+	if (r >= 0)
+		r = mthpd_kif_read_proc(kif, path, t.comm, sizeof(t.comm));
+	if (r < 0)
+		goto fail;
+	t.comm[strcspn(t.comm, "\n")] = '\0';
+
+	r = pid_path(path, sizeof(path), pid, "status");
+	if (r >= 0)
+		r = mthpd_kif_read_proc(kif, path, status, sizeof(status));
+	if (r < 0 && r != -EFBIG)
+		goto fail;
+	t.thp_disabled = r >= 0 && status_thp_disabled(status);
+
+	if (need_pidfd) {
+		r = kif->ops->pidfd_open(kif, pid);
+		if (r < 0)
+			goto fail;
+		t.pidfd = r;
+	}
+	*ret = t;
+	return 0;
+fail:
+	mthpd_target_close(&t);
+	return r == -ENOENT ? -ESRCH : r;
+}
+
+void mthpd_target_close(struct mthpd_target *t)
+{
+	if (t->pagemap.fd >= 0)
+		(void)close(t->pagemap.fd);
+	if (t->pidfd >= 0)
+		(void)close(t->pidfd);
+	t->pagemap.fd = t->pidfd = -1;
+}
+
+static bool plan_has_collapse(const struct mthpd_range_plan *p)
+{
+	for (unsigned int i = 0; i < p->nr_blocks; i++)
+		if (p->blocks[i].action == MTHPD_ACTION_COLLAPSE)
+			return true;
+	return false;
+}
+
+/* A VM_NOHUGEPAGE VMA: the kernel refuses it (SCAN_VMA_CHECK, EINVAL). */
+static void plan_vma_refused(const struct mthpd_range_scan *s, struct mthpd_range_plan *p)
+{
+	p->addr = s->addr;
+	p->result = MTHPD_SCAN_VMA_CHECK;
+	p->nr_collapsed = 0;
+	p->nr_blocks = 1;
+	p->blocks[0] = (struct mthpd_block){
+		.offset = 0,
+		.order = MTHPD_PMD_ORDER,
+		.action = MTHPD_ACTION_SKIP,
+		.occupied = (uint16_t)mthpd_bitmap_weight(s->occupied, 0, MTHPD_PMD_NR),
+		.reason = MTHPD_SCAN_VMA_CHECK,
+		.result = MTHPD_SCAN_VMA_CHECK,
+	};
+}
+
+static void count_plan(const struct mthpd_range_plan *p, struct mthpd_pass_stats *st)
+{
+	for (unsigned int i = 0; i < p->nr_blocks; i++) {
+		if (p->blocks[i].action == MTHPD_ACTION_COLLAPSE)
+			st->blocks_planned++;
+		if (p->blocks[i].action == MTHPD_ACTION_COLLAPSE &&
+		    p->blocks[i].result == MTHPD_SCAN_SUCCEED)
+			st->blocks_collapsed++;
+	}
+}
+
+int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
+		      const struct mthpd_pass_opts *o, mthpd_range_sink sink, void *userdata,
+		      struct mthpd_pass_stats *stats)
+{
+	_cleanup_free_ struct mthpd_vma *vmas = NULL;
+	_cleanup_free_ struct mthpd_range_plan *plan = NULL;
+	_cleanup_free_ struct mthpd_range_scan *scan = NULL;
+	struct mthpd_pass_stats st = {0};
+	struct mthpd_scan_ctx sc;
+	struct mthpd_act act = {
+		.kif = kif,
+		.pidfd = t->pidfd,
+		.pagemap = &t->pagemap,
+		.kpageflags_fd = o->kpageflags_fd,
+		.subpmd_supported = o->features->subpmd_collapse,
+		.subpmd_flags = o->subpmd_flags,
+	};
+	bool below_pmd = o->knobs->orders & ((1U << MTHPD_PMD_ORDER) - 1);
+	uint64_t entries[MTHPD_PMD_NR];
+	size_t nvmas = 0;
+	int r = 0;
+
+	mthpd_scan_ctx_init(&sc, o->kpageflags_fd, below_pmd);
+	if (t->thp_disabled)
+		goto out;
+
+	plan = malloc(sizeof(*plan));
+	scan = malloc(sizeof(*scan));
+	if (!plan || !scan)
+		return -ENOMEM;
+
+	r = mthpd_vmas_read(kif, t->pid, o->features->procmap_query, &vmas, &nvmas);
+	if (r < 0)
+		goto out;
+	st.vmas = nvmas;
+	t->pagemap.use_scan = o->features->pagemap_scan;
+
+	for (size_t v = 0; v < nvmas; v++) {
+		uint64_t cursor = vmas[v].start, addr;
+
+		t->pagemap.last_populated = false;
+		for (;;) {
+			r = mthpd_pagemap_next_range(&t->pagemap, &cursor, vmas[v].end, &addr, entries);
+			if (r < 0)
+				goto out;
+			if (r == 0)
+				break;
+			st.ranges++;
+			r = mthpd_scan_range(&sc, addr, entries, scan);
+			if (r < 0)
+				goto out;
+
+			mthpd_plan_range(scan, o->knobs, NULL, NULL, plan);
+			if (plan_has_collapse(plan) && !st.smaps_read) {
+				/* Once per process, and only when there is work. */
+				r = mthpd_vmas_read_nohugepage(kif, t->pid, vmas, nvmas);
+				if (r < 0)
+					goto out;
+				st.smaps_read = true;
+			}
+			if (vmas[v].nohugepage)
+				plan_vma_refused(scan, plan);
+			else if (o->collapse && plan_has_collapse(plan))
+				mthpd_plan_range(scan, o->knobs, mthpd_act_collapse, &act, plan);
+
+			count_plan(plan, &st);
+			r = sink(userdata, t, scan, plan);
+			if (r < 0)
+				goto out;
+			if (act.exited) {
+				r = -ESRCH;
+				goto out;
+			}
+		}
+	}
+	r = 0;
+out:
+	st.noops = act.nr_noop;
+	st.madvise_calls = act.nr_calls;
+	st.kpageflags_pfns = sc.nr_kpageflags_pfns;
+	st.pagemap_reads = t->pagemap.nr_range_reads;
+	st.scan_ioctls = t->pagemap.nr_scan_ioctls;
+	if (stats)
+		*stats = st;
+	return r;
+}

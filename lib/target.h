@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * One pass over one process: vmas -> populated ranges -> scan -> plan
+ * (-> act).  The caller gets every range's scan and plan through a sink and
+ * decides how to show or account it.
+ */
+#ifndef MTHPD_TARGET_H
+#define MTHPD_TARGET_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "act.h"
+#include "features.h"
+#include "kif.h"
+#include "pagemap.h"
+#include "plan.h"
+#include "scan.h"
+
+struct mthpd_target {
+	pid_t pid;
+	char comm[32];
+	int pidfd;          /* only when collapsing; -1 otherwise */
+	bool thp_disabled;  /* prctl(PR_SET_THP_DISABLE): never touched */
+	struct mthpd_pagemap pagemap;
+};
+
+/*
+ * Opens /proc/PID/pagemap, reads comm and status, and with @need_pidfd opens
+ * a pidfd.  Returns 0, -ESRCH for no such process, -EACCES/-EPERM when it
+ * may not be read, -errno.  On failure @ret is left closed.
+ */
+int mthpd_target_open(struct mthpd_kif *kif, pid_t pid, bool need_pidfd,
+		      struct mthpd_target *ret);
+
+/* Closes the fds; accepts a half-opened or closed target. */
+void mthpd_target_close(struct mthpd_target *t);
+
+struct mthpd_pass_opts {
+	const struct mthpd_knobs *knobs;
+	const struct mthpd_features *features;
+	int kpageflags_fd;
+	bool collapse;             /* act on the plan; otherwise plan only */
+	unsigned int subpmd_flags; /* process_madvise flags for blocks below 2M */
+};
+
+struct mthpd_pass_stats {
+	unsigned long vmas, ranges, blocks_planned, blocks_collapsed, noops, madvise_calls;
+	unsigned long kpageflags_pfns, pagemap_reads, scan_ioctls;
+	bool smaps_read;
+};
+
+/* Called for each populated range.  Returns >= 0 to go on, -errno to stop. */
+typedef int (*mthpd_range_sink)(void *userdata, const struct mthpd_target *t,
+				const struct mthpd_range_scan *scan,
+				const struct mthpd_range_plan *plan);
+
+/*
+ * Walks every eligible VMA of @t.  Returns 0, -ESRCH when the target exited
+ * mid-pass (what was done so far went through the sink), or -errno.
+ */
+int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
+		      const struct mthpd_pass_opts *o, mthpd_range_sink sink, void *userdata,
+		      struct mthpd_pass_stats *stats);
+
+#endif
