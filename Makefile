@@ -94,7 +94,7 @@ asan:
 bench: all
 	bench/run $(O)
 
-demo: all
+demo: $(O)/mthpd $(O)/tests/integration/workload
 	contrib/demo $(O)
 
 install: $(O)/mthpd

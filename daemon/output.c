@@ -73,16 +73,35 @@ void mthpd_output_target_begin(struct mthpd_output *o, const struct mthpd_target
 			o->collapse ? "PLAN -> RESULT" : "PLAN");
 }
 
+/* A comm is up to 15 bytes the process chose: escape it for JSON. */
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
 static void json_block(struct mthpd_output *o, const struct mthpd_target *t,
 		       const struct mthpd_range_scan *s, const struct mthpd_block *b)
 {
 	const unsigned int from = b->offset, to = b->offset + (1U << b->order);
 
+	fprintf(o->f, "{\"pid\":%d,\"comm\":", (int)t->pid);
+	json_string(o->f, t->comm);
 	fprintf(o->f,
-		"{\"pid\":%d,\"comm\":\"%s\",\"addr\":\"0x%" PRIx64 "\",\"order\":%u,"
+		",\"addr\":\"0x%" PRIx64 "\",\"order\":%u,"
 		"\"size\":\"%s\",\"occupied\":%u,\"swap\":%u,\"shared\":%u,"
 		"\"action\":\"%s\",\"reason\":\"%s\",\"supported\":%s",
-		(int)t->pid, t->comm, (uint64_t)(s->addr + b->offset * MTHPD_PAGE_SIZE), b->order,
+		(uint64_t)(s->addr + b->offset * MTHPD_PAGE_SIZE), b->order,
 		mthpd_order_name(b->order), b->occupied, mthpd_bitmap_weight(s->swap, from, to),
 		mthpd_bitmap_weight(s->shared, from, to),
 		b->action == MTHPD_ACTION_COLLAPSE ? "collapse" : "skip",
