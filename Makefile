@@ -26,7 +26,7 @@ endif
 HARDEN := -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIE
 CFLAGS ?= -O2 -g
 SANFLAGS ?=
-ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(CFLAGS) $(SANFLAGS) -MMD -MP -iquote lib
+ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(CFLAGS) $(SANFLAGS) -MMD -MP -iquote lib -iquote tests/lib
 LDFLAGS_ALL := -pie -Wl,-z,relro,-z,now $(SANFLAGS) $(LDFLAGS)
 
 LIB_SRC := $(sort $(wildcard lib/*.c))

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fake-kif.h"
+#include "kpageflags.h"
+#include "pagemap.h"
+#include "util.h"
+
+#define ANON_FLAGS 0x5828ULL /* UPTODATE|LRU|MMAP|ANON|SWAPBACKED, measured */
+
+static int fake_open(const struct mthpd_kif *kif, const char *path, int flags)
+{
+	int fd = openat(kif->proc_fd, path, flags | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+static int fake_pidfd_open(const struct mthpd_kif *kif _unused_, pid_t pid _unused_)
+{
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+static int write_flags(struct fake_kif *f, uint64_t pfn, const uint64_t *flags, unsigned int n)
+{
+	char path[96];
+	_cleanup_close_ int fd = -1;
+
+	(void)snprintf(path, sizeof(path), "%s/proc/kpageflags", f->dir);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (pwrite(fd, flags, n * sizeof(*flags), (off_t)(pfn * 8)) != (ssize_t)(n * sizeof(*flags)))
+		return -EIO;
+	return 0;
+}
+
+static int64_t fake_collapse(struct mthpd_kif *kif, int pidfd _unused_, uint64_t addr,
+			     uint64_t len, unsigned int flags)
+{
+	struct fake_kif *f = kif->priv;
+	unsigned int i = f->nr_calls;
+	int64_t answer;
+
+	if (i >= FAKE_KIF_MAX_CALLS)
+		return -E2BIG;
+	f->calls[f->nr_calls++] = (struct fake_kif_call){.addr = addr, .len = len, .flags = flags};
+	answer = i < f->nr_answers ? f->answers[i] : -ENOSYS;
+	if (answer >= 0 && f->effect[i]) {
+		unsigned int n = (unsigned int)(len / MTHPD_PAGE_SIZE);
+		uint64_t *fl = calloc(n, sizeof(*fl));
+
+		if (!fl)
+			return -ENOMEM;
+		for (unsigned int k = 0; k < n; k++)
+			fl[k] = ANON_FLAGS | KPF_BIT(KPF_THP) |
+				KPF_BIT(k ? KPF_COMPOUND_TAIL : KPF_COMPOUND_HEAD);
+		(void)write_flags(f, f->pfn_base + (addr - f->base) / MTHPD_PAGE_SIZE, fl, n);
+		free(fl);
+	}
+	return answer;
+}
+
+static int fake_ioctl(const struct mthpd_kif *kif _unused_, int fd _unused_,
+		      unsigned long req _unused_, void *arg _unused_)
+{
+	return -ENOTTY; /* a regular file: no PAGEMAP_SCAN, no PROCMAP_QUERY */
+}
+
+static const struct mthpd_kif_ops fake_ops = {
+	.open_proc = fake_open,
+	.open_sys = fake_open,
+	.pidfd_open = fake_pidfd_open,
+	.collapse = fake_collapse,
+	.ioctl = fake_ioctl,
+};
+
+int fake_kif_init(struct fake_kif *f, uint64_t base, unsigned int nr_pages, uint64_t pfn_base)
+{
+	_cleanup_free_ uint64_t *e = calloc(nr_pages, sizeof(*e));
+	_cleanup_free_ uint64_t *fl = calloc(nr_pages, sizeof(*fl));
+	_cleanup_close_ int fd = -1;
+	char path[96];
+
+	memset(f, 0, sizeof(*f));
+	if (!e || !fl)
+		return -ENOMEM;
+	(void)snprintf(f->dir, sizeof(f->dir), "/tmp/mthpd-fake-XXXXXX");
+	if (!mkdtemp(f->dir))
+		return -errno;
+	(void)snprintf(path, sizeof(path), "%s/proc", f->dir);
+	if (mkdir(path, 0700) < 0)
+		return -errno;
+	(void)snprintf(path, sizeof(path), "%s/proc/42", f->dir);
+	if (mkdir(path, 0700) < 0)
+		return -errno;
+	for (unsigned int i = 0; i < nr_pages; i++) {
+		e[i] = PM_PRESENT | PM_MMAP_EXCLUSIVE | (pfn_base + i);
+		fl[i] = ANON_FLAGS;
+	}
+	(void)snprintf(path, sizeof(path), "%s/proc/42/pagemap", f->dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0 || pwrite(fd, e, nr_pages * 8UL, (off_t)(base / MTHPD_PAGE_SIZE * 8)) < 0)
+		return -errno;
+	(void)close(TAKE_FD(fd));
+	(void)snprintf(path, sizeof(path), "%s/proc/kpageflags", f->dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	f->base = base;
+	f->pfn_base = pfn_base;
+	if (write_flags(f, pfn_base, fl, nr_pages) < 0)
+		return -EIO;
+	(void)snprintf(path, sizeof(path), "%s/proc", f->dir);
+	f->kif = (struct mthpd_kif){
+		.ops = &fake_ops,
+		.proc_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC),
+		.sys_fd = -1,
+		.priv = f,
+	};
+	return f->kif.proc_fd < 0 ? -errno : 0;
+}
+
+void fake_kif_done(struct fake_kif *f)
+{
+	char cmd[128];
+
+	if (f->kif.proc_fd >= 0)
+		(void)close(f->kif.proc_fd);
+	f->kif.proc_fd = -1;
+	if (f->dir[0] && snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir) < (int)sizeof(cmd))
+		(void)!system(cmd);
+}
+
+void fake_kif_answer(struct fake_kif *f, int64_t answer, bool effect)
+{
+	if (f->nr_answers < FAKE_KIF_MAX_CALLS) {
+		f->answers[f->nr_answers] = answer;
+		f->effect[f->nr_answers++] = effect;
+	}
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A struct mthpd_kif for tests: files come from a directory the test fills,
+ * and process_madvise(MADV_COLLAPSE) is not called but recorded, answered
+ * from a script, and (on scripted success) made visible by rewriting the
+ * fake /proc/kpageflags as the kernel would have.  [chrony test/unit/test.c]
+ */
+#ifndef MTHPD_FAKE_KIF_H
+#define MTHPD_FAKE_KIF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kif.h"
+
+#define FAKE_KIF_MAX_CALLS 64
+
+struct fake_kif_call {
+	uint64_t addr, len;
+	unsigned int flags;
+};
+
+struct fake_kif {
+	struct mthpd_kif kif;
+	char dir[64];             /* mkdtemp()'d root: proc/, with pagemap and kpageflags */
+	/* answers for the next calls, in order: >= 0 succeeds, < 0 is -errno */
+	int64_t answers[FAKE_KIF_MAX_CALLS];
+	/* with a successful answer, rewrite kpageflags so the block is a folio */
+	bool effect[FAKE_KIF_MAX_CALLS];
+	unsigned int nr_answers;
+	struct fake_kif_call calls[FAKE_KIF_MAX_CALLS];
+	unsigned int nr_calls;
+	uint64_t pfn_base; /* PFN of the page at the fake mapping's base address */
+	uint64_t base;     /* the fake mapping's first address */
+};
+
+/*
+ * Creates a temporary root with proc/42/pagemap for @nr_pages pages at @base,
+ * all present and exclusive, PFNs pfn_base + i, and proc/kpageflags marking
+ * them small anon pages.  Returns 0 or -errno.
+ */
+int fake_kif_init(struct fake_kif *f, uint64_t base, unsigned int nr_pages, uint64_t pfn_base);
+void fake_kif_done(struct fake_kif *f);
+void fake_kif_answer(struct fake_kif *f, int64_t answer, bool effect);
+
+#endif

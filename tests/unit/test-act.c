@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The executor inside the planner's walk, against the fake kernel interface:
+ * which process_madvise calls are made, in which order, and how their
+ * answers steer the walk (seed 009) and are verified in kpageflags.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "act.h"
+#include "fake-kif.h"
+#include "plan.h"
+#include "test.h"
+
+#define BASE 0x7f0000000000ULL
+#define PFN_BASE 0x100000ULL
+
+struct run {
+	struct fake_kif f;
+	struct mthpd_pagemap pm;
+	struct mthpd_act act;
+	struct mthpd_range_scan scan;
+	struct mthpd_range_plan plan;
+	int kpf;
+};
+
+static void run_walk(struct run *r, uint32_t orders, bool subpmd, void (*script)(struct fake_kif *))
+{
+	const struct mthpd_knobs k = {.orders = orders, .max_ptes_none = 0};
+	struct mthpd_scan_ctx sc;
+	uint64_t e[MTHPD_PMD_NR];
+
+	TEST_ASSERT_EQ(fake_kif_init(&r->f, BASE, MTHPD_PMD_NR, PFN_BASE), 0);
+	script(&r->f);
+	r->pm = (struct mthpd_pagemap){.kif = &r->f.kif};
+	r->pm.fd = r->f.kif.ops->open_proc(&r->f.kif, "42/pagemap", O_RDONLY);
+	r->kpf = r->f.kif.ops->open_proc(&r->f.kif, "kpageflags", O_RDONLY);
+	TEST_ASSERT(r->pm.fd >= 0 && r->kpf >= 0);
+	mthpd_scan_ctx_init(&sc, r->kpf, orders != (1U << MTHPD_PMD_ORDER));
+	TEST_ASSERT_EQ(mthpd_pagemap_read(&r->pm, BASE, MTHPD_PMD_NR, e), 0);
+	TEST_ASSERT_EQ(mthpd_scan_range(&sc, BASE, e, &r->scan), 0);
+	TEST_ASSERT(!r->scan.pmd_mapped);
+	r->act = (struct mthpd_act){
+		.kif = &r->f.kif,
+		.pidfd = -1,
+		.pagemap = &r->pm,
+		.kpageflags_fd = r->kpf,
+		.subpmd_supported = subpmd,
+		.subpmd_flags = MTHPD_MADV_COLLAPSE_ORDER | MTHPD_MADV_COLLAPSE_STRICT,
+	};
+	mthpd_plan_range(&r->scan, &k, mthpd_act_collapse, &r->act, &r->plan);
+}
+
+static void run_done(struct run *r)
+{
+	(void)close(r->pm.fd);
+	(void)close(r->kpf);
+	fake_kif_done(&r->f);
+}
+
+static void pmd_ok(struct fake_kif *f)
+{
+	fake_kif_answer(f, (int64_t)MTHPD_PMD_SIZE, true);
+}
+
+static void pmd_says_ok_does_nothing(struct fake_kif *f)
+{
+	fake_kif_answer(f, (int64_t)MTHPD_PMD_SIZE, false);
+}
+
+static void eagain_then_ok(struct fake_kif *f)
+{
+	fake_kif_answer(f, -EAGAIN, false);
+	fake_kif_answer(f, (int64_t)MTHPD_PMD_SIZE, true);
+}
+
+static void enomem_then_64k_ok(struct fake_kif *f)
+{
+	fake_kif_answer(f, -ENOMEM, false);
+	for (int i = 0; i < 32; i++)
+		fake_kif_answer(f, 16 * 4096, true);
+}
+
+static void eagain_twice_then_64k_ok(struct fake_kif *f)
+{
+	fake_kif_answer(f, -EAGAIN, false);
+	fake_kif_answer(f, -EAGAIN, false);
+	for (int i = 0; i < 32; i++)
+		fake_kif_answer(f, 16 * 4096, true);
+}
+
+static void esrch(struct fake_kif *f)
+{
+	fake_kif_answer(f, -ESRCH, false);
+}
+
+static void einval(struct fake_kif *f)
+{
+	fake_kif_answer(f, -EINVAL, false);
+}
+
+static void nothing(struct fake_kif *f)
+{
+	(void)f;
+}
+
+int main(void)
+{
+	const uint32_t pmd = 1U << MTHPD_PMD_ORDER, pmd_64k = pmd | (1U << 4);
+	struct run r;
+
+	test_case = "2M collapse, verified";
+	run_walk(&r, pmd, false, pmd_ok);
+	TEST_ASSERT_EQ(r.f.nr_calls, 1);
+	TEST_ASSERT_EQ(r.f.calls[0].addr, BASE);
+	TEST_ASSERT_EQ(r.f.calls[0].len, MTHPD_PMD_SIZE);
+	TEST_ASSERT_EQ(r.f.calls[0].flags, 0);
+	TEST_ASSERT_EQ(r.plan.nr_blocks, 1);
+	TEST_ASSERT_EQ(r.plan.blocks[0].result, MTHPD_SCAN_SUCCEED);
+	TEST_ASSERT_EQ(r.plan.result, MTHPD_SCAN_SUCCEED);
+	run_done(&r);
+
+	test_case = "kernel answers success, kpageflags shows no folio: noop";
+	run_walk(&r, pmd, false, pmd_says_ok_does_nothing);
+	TEST_ASSERT_EQ(r.f.nr_calls, 1);
+	TEST_ASSERT_EQ(r.plan.blocks[0].result, MTHPD_RESULT_NOOP);
+	TEST_ASSERT_EQ(r.act.nr_noop, 1);
+	run_done(&r);
+
+	test_case = "EAGAIN is retried once";
+	run_walk(&r, pmd, false, eagain_then_ok);
+	TEST_ASSERT_EQ(r.f.nr_calls, 2);
+	TEST_ASSERT_EQ(r.f.calls[1].addr, BASE);
+	TEST_ASSERT_EQ(r.plan.blocks[0].result, MTHPD_SCAN_SUCCEED);
+	run_done(&r);
+
+	test_case = "ENOMEM at 2M falls back to 64K at the same offset, with the order flags";
+	run_walk(&r, pmd_64k, true, enomem_then_64k_ok);
+	TEST_ASSERT_EQ(r.f.nr_calls, 33);
+	TEST_ASSERT_EQ(r.plan.blocks[0].order, 9);
+	TEST_ASSERT_EQ(r.plan.blocks[0].result, MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL);
+	TEST_ASSERT_EQ(r.f.calls[1].addr, BASE);
+	TEST_ASSERT_EQ(r.f.calls[1].len, 16 * 4096);
+	TEST_ASSERT_EQ(r.f.calls[1].flags, MTHPD_MADV_COLLAPSE_ORDER | MTHPD_MADV_COLLAPSE_STRICT);
+	TEST_ASSERT_EQ(r.f.calls[32].addr, BASE + 31 * 16 * 4096);
+	TEST_ASSERT_EQ(r.plan.nr_blocks, 33);
+	TEST_ASSERT_EQ(r.plan.blocks[32].result, MTHPD_SCAN_SUCCEED);
+	TEST_ASSERT_EQ(r.plan.nr_collapsed, 512);
+	TEST_ASSERT_EQ(r.plan.result, MTHPD_SCAN_SUCCEED);
+	run_done(&r);
+
+	test_case = "EAGAIN twice is try_again, and the walk goes to the next order";
+	run_walk(&r, pmd_64k, true, eagain_twice_then_64k_ok);
+	TEST_ASSERT_EQ(r.f.nr_calls, 34);
+	TEST_ASSERT_EQ(r.plan.blocks[0].result, MTHPD_RESULT_TRY_AGAIN);
+	TEST_ASSERT_EQ(r.plan.blocks[1].order, 4);
+	run_done(&r);
+
+	test_case = "below 2M on an unpatched kernel: unsupported, never attempted";
+	run_walk(&r, 1U << 4, false, nothing);
+	TEST_ASSERT_EQ(r.f.nr_calls, 0);
+	TEST_ASSERT_EQ(r.plan.nr_blocks, 32);
+	TEST_ASSERT_EQ(r.plan.blocks[0].action, MTHPD_ACTION_COLLAPSE);
+	TEST_ASSERT_EQ(r.plan.blocks[0].result, MTHPD_RESULT_UNSUPPORTED);
+	TEST_ASSERT_EQ(r.plan.blocks[31].result, MTHPD_RESULT_UNSUPPORTED);
+	run_done(&r);
+
+	test_case = "ESRCH: the target exited, no further call";
+	run_walk(&r, pmd_64k, true, esrch);
+	TEST_ASSERT_EQ(r.f.nr_calls, 1);
+	TEST_ASSERT(r.act.exited);
+	TEST_ASSERT_EQ(r.plan.nr_blocks, 1);
+	TEST_ASSERT_EQ(r.plan.result, MTHPD_RESULT_PROCESS_EXITED);
+	run_done(&r);
+
+	test_case = "EINVAL ends the range (the kernel's default case)";
+	run_walk(&r, pmd_64k, true, einval);
+	TEST_ASSERT_EQ(r.f.nr_calls, 1);
+	TEST_ASSERT_EQ(r.plan.nr_blocks, 1);
+	TEST_ASSERT_EQ(r.plan.result, MTHPD_SCAN_VMA_CHECK);
+	run_done(&r);
+
+	test_case = "errno names";
+	TEST_ASSERT_EQ(mthpd_act_errno_result(ENOMEM), MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL);
+	TEST_ASSERT_EQ(mthpd_act_errno_result(EBUSY), MTHPD_SCAN_CGROUP_CHARGE_FAIL);
+	TEST_ASSERT_EQ(mthpd_act_errno_result(EAGAIN), MTHPD_RESULT_TRY_AGAIN);
+	TEST_ASSERT_EQ(mthpd_act_errno_result(EINVAL), MTHPD_SCAN_VMA_CHECK);
+	TEST_ASSERT_EQ(mthpd_act_errno_result(ESRCH), MTHPD_RESULT_PROCESS_EXITED);
+	TEST_ASSERT_EQ(mthpd_act_errno_result(EPERM), MTHPD_RESULT_PERMISSION_DENIED);
+	TEST_ASSERT_EQ(mthpd_act_errno_result(EIO), MTHPD_RESULT_ERROR);
+
+	return test_finish();
+}
