@@ -62,7 +62,7 @@ $(O)/tests/%: $(O)/tests/unit/%.o $(TESTLIB_OBJ) $(O)/libmthpd.a
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS_ALL)
 
-$(O)/tests/integration/%: $(O)/tests/integration/%.o $(TESTLIB_OBJ) $(O)/libmthpd.a
+$(O)/tests/integration/%: $(O)/tests/integration/%.o $(O)/libmthpd.a
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS_ALL)
 
