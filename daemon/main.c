@@ -249,8 +249,8 @@ static int run(int argc, char **argv)
 		fail("cannot open '%s': %s", bad_root, strerror(-r));
 		return EXIT_USAGE;
 	}
-	r = build_knobs(&c, &kif, &knobs);
-	if (r != EXIT_OK)
+	status = build_knobs(&c, &kif, &knobs);
+	if (status != EXIT_OK)
 		goto out;
 
 	/* Every pid is checked before anything is done to any of them. */
