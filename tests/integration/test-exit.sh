@@ -1,0 +1,127 @@
+#!/bin/bash
+# Errors are reported per target and by exit status, never by a crash:
+# - bad usage and unknown pids exit 2 with a message and collapse nothing;
+# - a target killed while `mthpd collapse` works on it makes mthpd finish
+#   the other targets and exit 1, with one line on stderr naming the pid.
+. "$(dirname "$0")/lib.sh"
+require_all
+
+wl_start full full
+LIVE=$WL_PID LIVE_B=$WL_BASE LIVE_N=$WL_NR LIVE_FD=$WL_FD
+
+# A pid that exists no more: a workload killed and reaped.
+wl_start empty
+DEAD=$WL_PID
+wl_kill "$DEAD"
+[ -e "/proc/$DEAD" ] && die "pid $DEAD still exists after being reaped"
+# One that does not exist (pid_max is at most 4194304).
+NOPID=999999
+[ -e "/proc/$NOPID" ] && NOPID=4999999
+
+# usage NAME [one-line] -- MTHPD-ARGS...: expects exit 2, a message on stderr
+# (exactly one line if asked), nothing on stdout.
+usage() {
+	local name=$1 one=0 rc
+	shift
+	if [ "$1" = one-line ]; then
+		one=1
+		shift
+	fi
+	shift # --
+	"$MTHPD" "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	echo "== $name: mthpd $* (exit $rc)"
+	sed 's/^/   stderr: /' "$TMP/err"
+	[ "$rc" = 2 ] || check_fail "$name: exit status $rc, expected 2"
+	[ -s "$TMP/err" ] || check_fail "$name: nothing on stderr"
+	if [ "$one" = 1 ] && [ "$(wc -l <"$TMP/err")" != 1 ]; then
+		check_fail "$name: $(wc -l <"$TMP/err") lines on stderr, expected 1"
+	fi
+	[ -s "$TMP/out" ] && check_fail "$name: stdout not empty: $(head -c 300 "$TMP/out")"
+	return 0
+}
+
+usage no-such-pid-plan one-line -- plan --pid "$NOPID"
+grep -q "$NOPID" "$TMP/err" || check_fail "no-such-pid-plan: stderr does not name pid $NOPID"
+usage no-such-pid-collapse one-line -- collapse --pid "$NOPID" --json
+grep -q "$NOPID" "$TMP/err" || check_fail "no-such-pid-collapse: stderr does not name pid $NOPID"
+usage size-3K -- collapse --pid "$LIVE" --sizes 3K
+usage size-4M -- collapse --pid "$LIVE" --sizes 4M
+usage size-8K -- collapse --pid "$LIVE" --sizes 8K
+usage size-empty-item -- collapse --pid "$LIVE" --sizes 64K,
+usage none-600 -- collapse --pid "$LIVE" --max-ptes-none 600
+usage none-512 -- collapse --pid "$LIVE" --max-ptes-none 512
+usage swap-negative -- collapse --pid "$LIVE" --max-ptes-swap -1
+usage shared-not-a-number -- collapse --pid "$LIVE" --max-ptes-shared abc
+usage none-trailing-junk -- collapse --pid "$LIVE" --max-ptes-none 5x
+usage unknown-option -- collapse --pid "$LIVE" --frobnicate
+usage unknown-command -- frobnicate --pid "$LIVE"
+usage no-command --
+usage no-pid -- collapse --json
+usage pid-not-a-number -- collapse --pid abc
+
+# A live pid with a dead one: refused as a whole, the live one untouched.
+"$MTHPD" collapse --pid "$LIVE" --pid "$DEAD" --json --max-ptes-none 0 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+echo "== live+dead: mthpd collapse --pid $LIVE --pid $DEAD (exit $rc)"
+sed 's/^/   stderr: /' "$TMP/err"
+[ "$rc" = 2 ] || check_fail "live+dead: exit status $rc, expected 2"
+grep -qw "$DEAD" "$TMP/err" || check_fail "live+dead: stderr does not name pid $DEAD"
+grep -q '"result":"succeeded"' "$TMP/out" && check_fail "live+dead: something was collapsed: $(cat "$TMP/out")"
+
+"$INSPECT" "$LIVE" "$LIVE_B" "$LIVE_N" >"$TMP/inspect" || die "thp-inspect failed"
+grep -q 'pmd=1' "$TMP/inspect" && check_fail "usage errors collapsed memory of pid $LIVE: $(cat "$TMP/inspect")"
+[ "$(anon_huge_kb "$LIVE" "$LIVE_B" "$LIVE_N")" = 0 ] || check_fail "AnonHugePages of pid $LIVE grew after usage errors"
+
+# A target killed mid-run.  400 full ranges take mthpd about a second to
+# collapse; the target is killed as soon as its first THP appears.
+pats=()
+for ((i = 0; i < 400; i++)); do pats+=(full); done
+wl_start "${pats[@]}"
+DYING=$WL_PID
+echo "dying workload $DYING: $WL_NR ranges at $WL_BASE"
+
+"$MTHPD" collapse --pid "$DYING" --pid "$LIVE" --json --sizes 2M --max-ptes-none 0 \
+	>"$TMP/out" 2>"$TMP/err" &
+M=$!
+killed=0
+for ((i = 0; i < 3000; i++)); do
+	kill -0 "$M" 2>/dev/null || break
+	kb=0
+	while read -r k v _; do
+		[ "$k" = AnonHugePages: ] && kb=$v
+	done <"/proc/$DYING/smaps_rollup"
+	if [ "$kb" -gt 0 ]; then
+		kill -0 "$M" 2>/dev/null && killed=1
+		wl_kill "$DYING"
+		break
+	fi
+	sleep 0.01
+done
+wait "$M"
+rc=$?
+echo "== dying: mthpd collapse --pid $DYING --pid $LIVE (exit $rc; target killed mid-run: $killed)"
+sed 's/^/   stderr: /' "$TMP/err"
+jq -r '"pid \(.pid) result \(.result)"' "$TMP/out" 2>/dev/null | sort | uniq -c
+if [ "$killed" = 1 ]; then
+	[ "$rc" = 1 ] || check_fail "dying: exit status $rc, expected 1 (a status above 128 is a signal)"
+	n=$(grep -cw "$DYING" "$TMP/err")
+	[ "$n" = 1 ] || check_fail "dying: $n lines on stderr name pid $DYING, expected 1"
+else
+	wl_kill "$DYING"
+fi
+grep -Eq 'AddressSanitizer|runtime error|LeakSanitizer' "$TMP/err" && check_fail "dying: sanitizer report"
+json_check "$TMP/out" collapse || check_fail "dying: JSON contract"
+
+# The other target was processed all the same.
+"$INSPECT" "$LIVE" "$LIVE_B" "$LIVE_N" >"$TMP/inspect" || die "thp-inspect failed"
+cat "$TMP/inspect"
+[ "$(grep -c 'pmd=1 folios=order9x1$' "$TMP/inspect")" = 2 ] ||
+	check_fail "pid $LIVE was not collapsed after pid $DYING died"
+v=$(wl_verify "$LIVE" "$LIVE_FD")
+[ "$v" = ok ] || check_fail "workload $LIVE memory: $v"
+echo "workload $LIVE memory: $v"
+
+[ "$killed" = 1 ] || [ "$FAILS" -gt 0 ] ||
+	skip "mthpd finished before the target could be killed mid-run; the other checks passed"
+finish
