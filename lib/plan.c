@@ -89,7 +89,7 @@ static enum mthpd_scan_result collapse_scan_pmd(const struct mthpd_range_scan *s
 	unsigned int max_ptes_none = mthpd_collapse_max_ptes_none(k, MTHPD_PMD_ORDER);
 	const unsigned int max_ptes_swap = mthpd_collapse_max_ptes_swap(k, MTHPD_PMD_ORDER);
 	const unsigned int max_ptes_shared = mthpd_collapse_max_ptes_shared(k, MTHPD_PMD_ORDER);
-	unsigned int none_or_zero = 0, unmapped = 0, shared = 0;
+	unsigned int none_or_zero, unmapped, shared, exceeded;
 
 	/* find_pmd_or_thp_or_none(): already a huge PMD */
 	if (s->pmd_mapped)
@@ -102,6 +102,28 @@ static enum mthpd_scan_result collapse_scan_pmd(const struct mthpd_range_scan *s
 	if (k->orders != (1U << MTHPD_PMD_ORDER))
 		max_ptes_none = MTHPD_MAX_PTES_LIMIT;
 
+	/*
+	 * Not in the kernel, which counts as it walks: the counts only grow,
+	 * so whole-range totals give the same verdict unless two limits are
+	 * exceeded, and only then does the PTE order decide which one the
+	 * kernel reports.  Word popcounts instead of 512 bit tests.
+	 */
+	unmapped = mthpd_bitmap_weight(s->swap, 0, MTHPD_PMD_NR) +
+		   mthpd_bitmap_weight(s->guard, 0, MTHPD_PMD_NR);
+	none_or_zero = MTHPD_PMD_NR - mthpd_bitmap_weight(s->occupied, 0, MTHPD_PMD_NR) - unmapped;
+	shared = mthpd_bitmap_weight(s->shared, 0, MTHPD_PMD_NR);
+	exceeded = (unsigned int)(none_or_zero > max_ptes_none) +
+		   (unsigned int)(unmapped > max_ptes_swap) + (unsigned int)(shared > max_ptes_shared);
+	if (exceeded == 0) {
+		*ret_unmapped = unmapped;
+		return MTHPD_SCAN_SUCCEED;
+	}
+	if (exceeded == 1)
+		return none_or_zero > max_ptes_none ? MTHPD_SCAN_EXCEED_NONE_PTE
+		       : unmapped > max_ptes_swap   ? MTHPD_SCAN_EXCEED_SWAP_PTE
+						    : MTHPD_SCAN_EXCEED_SHARED_PTE;
+
+	none_or_zero = unmapped = shared = 0;
 	for (unsigned int i = 0; i < MTHPD_PMD_NR; i++) {
 		if (pte_none_or_zero(s, i)) {
 			if (++none_or_zero > max_ptes_none)
@@ -124,8 +146,10 @@ static enum mthpd_scan_result collapse_scan_pmd(const struct mthpd_range_scan *s
 /*
  * What collapse_huge_page(mm, addr, ..., order) would answer, decided from
  * the scan alone, in the kernel's order of checks:
- * - __collapse_huge_page_swapin(): below PMD order it bails on the first
- *   swap entry (seed 004).  A guard marker cannot be swapped in at any order.
+ * - __collapse_huge_page_swapin() runs when the scan saw non-present PTEs.
+ *   Below PMD order it bails on the first one with SCAN_EXCEED_SWAP_PTE
+ *   (seed 004).  At PMD order it swaps them in; do_swap_page() on a guard
+ *   marker is VM_FAULT_SIGSEGV, which swap-in turns into SCAN_FAIL.
  * - __collapse_huge_page_isolate() per PTE: collapse_check_pte() refuses a
  *   shared page below PMD order (max_ptes_shared 0), then the existing folio
  *   must be smaller than the target order (seed 005).
@@ -142,10 +166,10 @@ static enum mthpd_scan_result predict_collapse(const struct mthpd_range_scan *s,
 	unsigned int shared = 0;
 
 	for (unsigned int i = offset; i < offset + nr_pages; i++) {
-		if (mthpd_bit(s->guard, i))
-			return MTHPD_SCAN_PTE_NON_PRESENT;
-		if (order != MTHPD_PMD_ORDER && mthpd_bit(s->swap, i))
+		if (order != MTHPD_PMD_ORDER && (mthpd_bit(s->swap, i) || mthpd_bit(s->guard, i)))
 			return MTHPD_SCAN_EXCEED_SWAP_PTE;
+		if (order == MTHPD_PMD_ORDER && mthpd_bit(s->guard, i))
+			return MTHPD_SCAN_FAIL;
 	}
 	for (unsigned int i = offset; i < offset + nr_pages; i++) {
 		if (!mthpd_bit(s->occupied, i))
@@ -221,7 +245,7 @@ static enum mthpd_scan_result mthp_collapse(const struct mthpd_range_scan *s,
 			/* Cases where we continue to next collapse candidate */
 			case MTHPD_SCAN_SUCCEED:
 				collapsed += nr_ptes;
-				/* fallthrough */
+				__attribute__((fallthrough));
 			case MTHPD_SCAN_PTE_MAPPED_HUGEPAGE:
 			/* mthpd: nothing to gain from a smaller order either */
 			case MTHPD_RESULT_NOOP:
@@ -230,7 +254,7 @@ static enum mthpd_scan_result mthp_collapse(const struct mthpd_range_scan *s,
 			/* Cases where lower orders might still succeed */
 			case MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL:
 				alloc_failed = true;
-				/* fallthrough */
+				__attribute__((fallthrough));
 			case MTHPD_SCAN_EXCEED_NONE_PTE:
 			case MTHPD_SCAN_EXCEED_SWAP_PTE:
 			case MTHPD_SCAN_EXCEED_SHARED_PTE:
@@ -252,8 +276,9 @@ static enum mthpd_scan_result mthp_collapse(const struct mthpd_range_scan *s,
 		 * Not in the kernel, which moves on silently: record the miss
 		 * under the name of the knob that caused it.
 		 */
-		add_block(p, offset, order, nr_occupied_ptes, MTHPD_SCAN_EXCEED_NONE_PTE,
-			  MTHPD_SCAN_EXCEED_NONE_PTE);
+		add_block(p, offset, order,
+			  mthpd_bitmap_weight(s->occupied, offset, offset + nr_ptes),
+			  MTHPD_SCAN_EXCEED_NONE_PTE, MTHPD_SCAN_EXCEED_NONE_PTE);
 
 next_order:
 		/*
