@@ -24,39 +24,58 @@ int mthpd_kpageflags_read(int fd, uint64_t pfn, unsigned int nr, uint64_t *ret)
 	return 0;
 }
 
-static unsigned int floor_log2(unsigned int n)
+static unsigned int ceil_log2(unsigned int n)
 {
 	unsigned int o = 0;
 
-	while (n >>= 1)
+	while ((1U << o) < n)
 		o++;
 	return o;
+}
+
+/* Pages i + 1.. that continue the folio of page i: consecutive PFNs, tails. */
+static unsigned int tail_run(const uint64_t *pfn, const uint64_t *flags, const uint8_t *valid,
+			     unsigned int nr, unsigned int i)
+{
+	const uint64_t tail = KPF_BIT(KPF_COMPOUND_TAIL) | KPF_BIT(KPF_THP);
+	const uint64_t mask = tail | KPF_BIT(KPF_ZERO_PAGE);
+	unsigned int j = i + 1;
+
+	while (j < nr && valid[j] && pfn[j] == pfn[i] + (j - i) && (flags[j] & mask) == tail)
+		j++;
+	return j - i - 1;
 }
 
 void mthpd_kpageflags_folio_orders(const uint64_t *pfn, const uint64_t *flags,
 				   const uint8_t *valid, unsigned int nr, uint8_t *ret_order)
 {
-	const uint64_t head = KPF_BIT(KPF_COMPOUND_HEAD), tail = KPF_BIT(KPF_COMPOUND_TAIL);
-	const uint64_t thp = KPF_BIT(KPF_THP), zero = KPF_BIT(KPF_ZERO_PAGE);
+	const uint64_t head = KPF_BIT(KPF_COMPOUND_HEAD) | KPF_BIT(KPF_THP);
+	const uint64_t tail = KPF_BIT(KPF_COMPOUND_TAIL) | KPF_BIT(KPF_THP);
+	const uint64_t mask = head | tail | KPF_BIT(KPF_ZERO_PAGE);
 	unsigned int i = 0;
 
 	while (i < nr) {
-		unsigned int j, run, order;
+		uint64_t f = flags[i] & mask;
+		unsigned int run, order;
 
-		if (!valid[i] || (flags[i] & (head | thp | zero)) != (head | thp)) {
+		if (!valid[i] || (f != head && f != tail)) {
 			ret_order[i++] = 0;
 			continue;
 		}
-		for (j = i + 1; j < nr && valid[j] && pfn[j] == pfn[i] + (j - i) &&
-				(flags[j] & (tail | thp | zero)) == (tail | thp);
-		     j++)
-			;
-		run = j - i;
-		order = floor_log2(run);
-		/* A head not aligned to its run is partly mapped: trust the aligned part. */
-		while (order > 0 && (pfn[i] & ((1ULL << order) - 1)))
-			order--;
-		for (; i < j; i++)
+		/*
+		 * A folio holds at least the pages seen of it, and its size is
+		 * a power of two: a head and n tails prove order
+		 * >= ceil(log2(n + 1)); so do n + 1 tails whose head lies
+		 * before the range (the "+ 1" is that head).
+		 */
+		run = 1 + tail_run(pfn, flags, valid, nr, i);
+		order = ceil_log2(f == head ? run : run + 1);
+		if (f == head && (pfn[i] & ((1ULL << order) - 1))) {
+			/* Not aligned to what it claims: trust only the aligned part. */
+			while (order > 0 && (pfn[i] & ((1ULL << order) - 1)))
+				order--;
+		}
+		for (unsigned int end = i + run; i < end; i++)
 			ret_order[i] = (uint8_t)order;
 	}
 }

@@ -24,13 +24,14 @@
 int mthpd_kpageflags_read(int fd, uint64_t pfn, unsigned int nr, uint64_t *ret);
 
 /*
- * Pure: the order of the large folio each page belongs to, from the flags of
- * a run of mapped pages.  @pfn[i] and @flags[i] describe page i of @nr pages
- * in virtual-address order; @valid[i] says whether page i is mapped to a
- * page whose flags were read.  A folio is a COMPOUND_HEAD|THP page followed by
- * COMPOUND_TAIL pages with consecutive PFNs; its order is log2 of that run
- * when the run is a power of two and the head PFN is aligned to it, and the
- * largest power of two within the run otherwise (a partly mapped folio).
+ * Pure: a lower bound on the order of the large folio each page belongs to,
+ * from the flags of a run of mapped pages.  @pfn[i] and @flags[i] describe
+ * page i of @nr pages in virtual-address order; @valid[i] says whether page i
+ * is mapped to a page whose flags were read.  A folio shows as a
+ * COMPOUND_HEAD|THP page followed by COMPOUND_TAIL|THP pages with
+ * consecutive PFNs; a head and n tails prove a folio of at least n + 1
+ * pages, so of order ceil(log2(n + 1)) or more (all of it when it is fully
+ * mapped here).  Tails whose head lies before the run count the head too.
  * The zero pages (4K and huge) are never folios here.  Small pages get 0.
  */
 void mthpd_kpageflags_folio_orders(const uint64_t *pfn, const uint64_t *flags,

@@ -47,6 +47,8 @@ static int is_zero_pfn(struct mthpd_scan_ctx *sc, uint64_t pfn)
 		return 0;
 	r = mthpd_kpageflags_read(sc->kpageflags_fd, pfn, 1, &flags);
 	sc->nr_kpageflags_pfns++;
+	if (r == -ERANGE)
+		return 0; /* beyond the memory map: no zero page there */
 	if (r < 0)
 		return r;
 	if (!(flags & KPF_BIT(KPF_ZERO_PAGE)))
@@ -56,19 +58,26 @@ static int is_zero_pfn(struct mthpd_scan_ctx *sc, uint64_t pfn)
 }
 
 /*
- * 512 present entries with consecutive PFNs from a 512-aligned head are one
- * order-9 folio if the head says so: one 8-byte read instead of 512.
+ * 512 present entries with consecutive PFNs from a 512-aligned head may be
+ * one order-9 folio.  The head's flags alone cannot tell it from 32 small
+ * folios laid back to back; page 256's can: a compound tail there, with
+ * naturally aligned folios, belongs to a folio of order 9 or more that
+ * starts at the head.  Two 8-byte reads instead of 512.
  * The huge zero page shows bit 61 (FILE) on every entry (measured); the
  * kernel sees a huge PMD there too (SCAN_PMD_MAPPED).
+ * Sets *ret_pmd_mapped, and *ret_huge_zero for the huge zero page.
  */
 static int detect_pmd_mapped(struct mthpd_scan_ctx *sc, const uint64_t e[MTHPD_PMD_NR],
-			     bool *ret)
+			     bool *ret_pmd_mapped, bool *ret_huge_zero)
 {
+	const uint64_t thp = KPF_BIT(KPF_THP), zero = KPF_BIT(KPF_ZERO_PAGE);
+	const uint64_t head_mask = KPF_BIT(KPF_COMPOUND_HEAD) | thp | zero;
+	const uint64_t tail_mask = KPF_BIT(KPF_COMPOUND_TAIL) | thp | zero;
 	uint64_t head = mthpd_pagemap_pfn(e[0]), flags;
 	bool file = true;
 	int r;
 
-	*ret = false;
+	*ret_pmd_mapped = *ret_huge_zero = false;
 	if (!(e[0] & PM_PRESENT) || head == 0 || (head & (MTHPD_PMD_NR - 1)))
 		return 0;
 	for (unsigned int i = 1; i < MTHPD_PMD_NR; i++)
@@ -77,7 +86,7 @@ static int detect_pmd_mapped(struct mthpd_scan_ctx *sc, const uint64_t e[MTHPD_P
 	for (unsigned int i = 0; i < MTHPD_PMD_NR && file; i++)
 		file = e[i] & PM_FILE;
 	if (file) {
-		*ret = true;
+		*ret_pmd_mapped = *ret_huge_zero = true;
 		return 0;
 	}
 	if (sc->kpageflags_fd < 0)
@@ -85,9 +94,14 @@ static int detect_pmd_mapped(struct mthpd_scan_ctx *sc, const uint64_t e[MTHPD_P
 	r = mthpd_kpageflags_read(sc->kpageflags_fd, head, 1, &flags);
 	sc->nr_kpageflags_pfns++;
 	if (r < 0)
-		return r;
-	*ret = (flags & (KPF_BIT(KPF_COMPOUND_HEAD) | KPF_BIT(KPF_THP) | KPF_BIT(KPF_ZERO_PAGE))) ==
-	       (KPF_BIT(KPF_COMPOUND_HEAD) | KPF_BIT(KPF_THP));
+		return r == -ERANGE ? 0 : r;
+	if ((flags & head_mask) != (KPF_BIT(KPF_COMPOUND_HEAD) | thp))
+		return 0;
+	r = mthpd_kpageflags_read(sc->kpageflags_fd, head + MTHPD_PMD_NR / 2, 1, &flags);
+	sc->nr_kpageflags_pfns++;
+	if (r < 0)
+		return r == -ERANGE ? 0 : r;
+	*ret_pmd_mapped = (flags & tail_mask) == (KPF_BIT(KPF_COMPOUND_TAIL) | thp);
 	return 0;
 }
 
@@ -132,16 +146,18 @@ int mthpd_scan_range(struct mthpd_scan_ctx *sc, uint64_t addr,
 		     const uint64_t entries[MTHPD_PMD_NR], struct mthpd_range_scan *ret)
 {
 	struct mthpd_range_scan *s = ret;
+	bool huge_zero;
 	int r;
 
 	memset(s, 0, sizeof(*s));
 	s->addr = addr;
 
-	r = detect_pmd_mapped(sc, entries, &s->pmd_mapped);
+	r = detect_pmd_mapped(sc, entries, &s->pmd_mapped, &huge_zero);
 	if (r < 0)
 		return r;
 	if (s->pmd_mapped) {
-		for (unsigned int i = 0; i < MTHPD_PMD_NR; i++) {
+		/* The huge zero page is mapped but occupies nothing. */
+		for (unsigned int i = 0; i < MTHPD_PMD_NR && !huge_zero; i++) {
 			mthpd_set_bit(s->occupied, i);
 			s->folio_order[i] = MTHPD_PMD_ORDER;
 		}

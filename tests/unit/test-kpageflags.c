@@ -72,9 +72,10 @@ static const struct folio_case cases[] = {
 		 * the run.  The kernel's check (seed 005) uses folio_order()
 		 * of the whole folio, which is at least 4 here: 11 pages with
 		 * consecutive PFNs from the head are all in it. */
-		.name = "partly mapped folio: head + 10 tails is order 3",
+		/* 11 pages of a power-of-two folio: it has 16 or more (seed 005's check) */
+		.name = "partly mapped folio: head + 10 tails is at least order 4",
 		.pages = { { P_FOLIO, 11, 0x20000 }, { P_SMALL, 1, 0x20100 } },
-		.expect = { { 11, 3 }, { 1, 0 } },
+		.expect = { { 11, 4 }, { 1, 0 } },
 	},
 	{
 		.name = "head PFN aligned to 4 only: order 2 for a run of 16",
@@ -82,15 +83,16 @@ static const struct folio_case cases[] = {
 		.expect = { { 16, 2 } },
 	},
 	{
-		.name = "non-consecutive PFNs break the run; tails without a head are 0",
+		/* 8 tails whose head is out of sight: a folio of 9 or more pages */
+		.name = "non-consecutive PFNs break the run; 8 tails without a head are order 4",
 		.pages = { { P_FOLIO, 8, 0x30000 }, { P_TAILS, 8, 0x30100 } },
-		.expect = { { 8, 3 }, { 8, 0 } },
+		.expect = { { 8, 3 }, { 8, 4 } },
 	},
 	{
 		.name = "an unread page breaks the run",
 		.pages = { { P_FOLIO, 4, 0x40000 }, { P_INVALID_TAIL, 1, 0x40004 },
 			   { P_TAILS, 11, 0x40005 } },
-		.expect = { { 4, 2 }, { 1, 0 }, { 11, 0 } },
+		.expect = { { 4, 2 }, { 1, 0 }, { 11, 4 } },
 	},
 	{
 		.name = "two adjacent 32K folios: the second head ends the first",

@@ -103,19 +103,29 @@ static const struct scan_case cases[] = {
 		.expect = "1S 511.",
 	},
 	{
-		.name = "kpageflags read error on a non-exclusive page is returned",
+		/* Empty fake kpageflags: EOF, a PFN beyond the memory map. */
+		.name = "non-exclusive page past the end of kpageflags: not the zero page",
 		.entries = { { 1, E_COW, 0 } },
-		.ret = -ERANGE, /* empty fake kpageflags: EOF */
+		.expect = "1S 511.",
 		.nr_kpageflags_pfns = 1,
 	},
 	{
-		/* 512 consecutive PFNs from a 512-aligned head: one read of the head. */
-		.name = "PMD-mapped THP: page_pmd_mapped from one 8-byte read",
+		/* 512 consecutive PFNs from a 512-aligned head: the head and page 256. */
+		.name = "PMD-mapped THP: page_pmd_mapped from two 8-byte reads",
 		.entries = { { 512, E_THP, 1 } },
 		.kpf = { { PFN_THP, 512, TEST_KPF_THP_HEAD, TEST_KPF_THP_TAIL } },
 		.want_folio_orders = true,
 		.expect = "512o:9", .pmd_mapped = true, .folio_orders_known = true,
-		.nr_kpageflags_pfns = 1,
+		.nr_kpageflags_pfns = 2,
+	},
+	{
+		/* Small folios back to back look the same from the head alone. */
+		.name = "consecutive PFNs with a head at 0 and another at 256: not PMD-mapped",
+		.entries = { { 512, E_THP, 1 } },
+		.kpf = { { PFN_THP, 1, TEST_KPF_THP_HEAD, TEST_KPF_THP_HEAD },
+			 { PFN_THP + 256, 1, TEST_KPF_THP_HEAD, TEST_KPF_THP_HEAD } },
+		.expect = "512o",
+		.nr_kpageflags_pfns = 2,
 	},
 	{
 		.name = "512 consecutive PFNs whose head is not a THP head: not PMD-mapped",
@@ -156,10 +166,10 @@ static const struct scan_case cases[] = {
 	{
 		/* Measured: the huge zero page shows bit 61 on all 512 entries;
 		 * the kernel finds a huge PMD there (SCAN_PMD_MAPPED). */
-		.name = "huge zero page mapped by a PMD: pmd_mapped without kpageflags",
+		.name = "huge zero page mapped by a PMD: pmd_mapped, nothing occupied",
 		.entries = { { 512, E_HUGE_ZERO, 1 } },
 		.no_kpageflags = true,
-		.expect = "512o:9", .pmd_mapped = true, .folio_orders_known = true,
+		.expect = "512.", .pmd_mapped = true, .folio_orders_known = true,
 	},
 	{
 		.name = "bit 61 on a present page of a private anon range: not occupied",
@@ -197,8 +207,8 @@ static const struct scan_case cases[] = {
 		.kpf = { { PFN_ZERO, 1, TEST_KPF_ZERO, 0 },
 			 { 0x2000, 16, TEST_KPF_THP_HEAD, TEST_KPF_THP_TAIL } },
 		.want_folio_orders = true,
-		/* tails without their head in view: not known to be a folio */
-		.expect = "4s 4g 4z 8o 492.", .folio_orders_known = true,
+		/* 8 tails whose head is out of view: a folio of 9+ pages, order >= 4 */
+		.expect = "4s 4g 4z 8o:4 492.", .folio_orders_known = true,
 		.zero_pfn = PFN_ZERO, .nr_kpageflags_pfns = 1 + 8,
 	},
 };
