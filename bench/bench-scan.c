@@ -376,7 +376,7 @@ static int plan_once(pid_t pid, uint32_t orders, bool fallback, mthpd_range_sink
 		features.pagemap_scan = false;
 		features.procmap_query = false;
 	}
-	r = mthpd_knobs_read_sysfs(&kif, &knobs, &failed);
+	r = mthpd_knobs_read_sysfs(&kif, 7, &knobs, &failed);
 	if (r < 0)
 		goto out_kif;
 	knobs.orders = orders;
@@ -1176,7 +1176,7 @@ static int measure(const struct opts *op, const struct layout *l, bool first)
 	r = mthpd_features_probe(&s.kif, &s.features);
 	if (r < 0)
 		goto fail;
-	r = mthpd_knobs_read_sysfs(&s.kif, &s.knobs, &failed);
+	r = mthpd_knobs_read_sysfs(&s.kif, 7, &s.knobs, &failed);
 	if (r < 0)
 		goto fail;
 	s.knobs.orders = 1U << MTHPD_PMD_ORDER;

@@ -209,12 +209,16 @@ static int build_knobs(const struct cli *c, const struct mthpd_kif *kif, struct 
 	if (need_sysfs) {
 		struct mthpd_knobs sys;
 		const char *file = NULL;
-		int r = mthpd_knobs_read_sysfs(kif, &sys, &file);
+		int r = mthpd_knobs_read_sysfs(kif, (c->max_ptes[0] ? 0 : 1) | (c->max_ptes[1] ? 0 : 2) |
+							     (c->max_ptes[2] ? 0 : 4),
+					       &sys, &file);
 
 		if (r < 0) {
-			fail("cannot read the default from %s/%s: %s (give --max-ptes-none, "
-			     "--max-ptes-swap and --max-ptes-shared)",
-			     c->sys_root ? c->sys_root : "/sys", file, strerror(-r));
+			fail("cannot read the default from %s/%s: %s (give --%s)",
+			     c->sys_root ? c->sys_root : "/sys", file, strerror(-r),
+			     strstr(file, "none")   ? "max-ptes-none"
+			     : strstr(file, "swap") ? "max-ptes-swap"
+						    : "max-ptes-shared");
 			return EXIT_SYSTEM;
 		}
 		if (!c->max_ptes[0])
@@ -244,6 +248,11 @@ static int run(int argc, char **argv)
 	if (r != 0)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
 
+	if (c.collapse && (c.proc_root || c.sys_root)) {
+		/* The plan would come from the tree, the collapse go to live pids. */
+		fail("collapse acts on live processes: --proc-root and --sys-root are for plan only");
+		return EXIT_USAGE;
+	}
 	r = mthpd_kif_linux_init(c.proc_root, c.sys_root, &kif, &bad_root);
 	if (r < 0) {
 		fail("cannot open '%s': %s", bad_root, strerror(-r));
@@ -264,6 +273,12 @@ static int run(int argc, char **argv)
 		pid_t pid = c.pids[opened];
 
 		r = mthpd_target_open(&kif, pid, c.collapse, &targets[opened]);
+		/* plan asks the kernel about VMAs with a pidfd where it can (target.c) */
+		if (r == 0 && !c.collapse && !c.proc_root) {
+			int fd = kif.ops->pidfd_open(&kif, pid);
+
+			targets[opened].pidfd = fd >= 0 ? fd : -1;
+		}
 		if (r == -ESRCH) {
 			fail("no such process: %d", (int)pid);
 			status = EXIT_USAGE;
@@ -315,7 +330,7 @@ static int run(int argc, char **argv)
 			"and 511 are supported there, as in the kernel)\n",
 			knobs.max_ptes_none);
 
-	mthpd_output_init(&out, stdout, c.json, c.collapse, &knobs, &features);
+	mthpd_output_init(&out, stdout, c.json, c.collapse, c.proc_root != NULL, &knobs, &features);
 	mthpd_output_header(&out);
 	for (size_t i = 0; i < c.nr_pids; i++) {
 		struct mthpd_target *t = &targets[i];

@@ -11,10 +11,12 @@
 #define NR_CELLS (MTHPD_PMD_NR / CELL_PAGES)
 
 void mthpd_output_init(struct mthpd_output *o, FILE *f, bool json, bool collapse,
-		       const struct mthpd_knobs *knobs, const struct mthpd_features *features)
+		       bool synthetic, const struct mthpd_knobs *knobs,
+		       const struct mthpd_features *features)
 {
 	*o = (struct mthpd_output){
 		.f = f,
+		.synthetic = synthetic,
 		.json = json,
 		.collapse = collapse,
 		.knobs = knobs,
@@ -50,8 +52,11 @@ void mthpd_output_header(struct mthpd_output *o)
 	if (o->json)
 		return;
 	sizes_list(o->knobs, sizes, sizeof(sizes));
-	fprintf(o->f, "kernel: %s\n",
-		mthpd_features_describe(o->features, feat, sizeof(feat)));
+	if (o->synthetic)
+		fputs("kernel: not probed (synthetic --proc-root)\n", o->f);
+	else
+		fprintf(o->f, "kernel: %s\n",
+			mthpd_features_describe(o->features, feat, sizeof(feat)));
 	fprintf(o->f, "sizes %s, max_ptes_none %u, max_ptes_swap %u, max_ptes_shared %u\n\n",
 		sizes, o->knobs->max_ptes_none, o->knobs->max_ptes_swap,
 		o->knobs->max_ptes_shared);
@@ -66,7 +71,7 @@ void mthpd_output_target_begin(struct mthpd_output *o, const struct mthpd_target
 	if (o->json)
 		return;
 	fprintf(o->f, "pid %d '%s'%s\n", (int)t->pid, t->comm,
-		t->thp_disabled ? ": THP disabled for this process (PR_SET_THP_DISABLE), skipped"
+		t->thp_disabled ? ": THP disabled for this process (PR_SET_THP_DISABLE), skipped\n"
 				: "");
 	if (!t->thp_disabled)
 		fprintf(o->f, "  %-16s %8s %5s %6s  %s\n", "RANGE", "OCCUPIED", "SWAP", "SHARED",
@@ -267,6 +272,9 @@ void mthpd_output_target_end(struct mthpd_output *o, const struct mthpd_target *
 			any = true;
 		}
 	fputs(any ? "\n" : " nothing\n", o->f);
+	if (st->vmas_refused)
+		fprintf(o->f, "  %lu VMA%s with memory refused by the kernel (MADV_NOHUGEPAGE), left alone\n",
+			st->vmas_refused, st->vmas_refused == 1 ? "" : "s");
 	if (o->collapse) {
 		any = false;
 		fputs("  collapsed:", o->f);

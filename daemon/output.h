@@ -17,6 +17,7 @@ struct mthpd_output {
 	FILE *f;
 	bool json;
 	bool collapse;
+	bool synthetic; /* --proc-root: no kernel was probed */
 	const struct mthpd_knobs *knobs;
 	const struct mthpd_features *features;
 	/* text mode: identical consecutive ranges are folded into a count */
@@ -27,7 +28,8 @@ struct mthpd_output {
 };
 
 void mthpd_output_init(struct mthpd_output *o, FILE *f, bool json, bool collapse,
-		       const struct mthpd_knobs *knobs, const struct mthpd_features *features);
+		       bool synthetic, const struct mthpd_knobs *knobs,
+		       const struct mthpd_features *features);
 void mthpd_output_header(struct mthpd_output *o);
 void mthpd_output_target_begin(struct mthpd_output *o, const struct mthpd_target *t);
 /* mthpd_range_sink */

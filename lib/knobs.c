@@ -93,19 +93,23 @@ int mthpd_parse_uint(const char *s, unsigned int max, unsigned int *ret)
 	return 0;
 }
 
-int mthpd_knobs_read_sysfs(const struct mthpd_kif *kif, struct mthpd_knobs *ret,
-			   const char **ret_failed)
+int mthpd_knobs_read_sysfs(const struct mthpd_kif *kif, unsigned int which,
+			   struct mthpd_knobs *ret, const char **ret_failed)
 {
 	static const char *const files[] = {
 		"kernel/mm/transparent_hugepage/khugepaged/max_ptes_none",
 		"kernel/mm/transparent_hugepage/khugepaged/max_ptes_swap",
 		"kernel/mm/transparent_hugepage/khugepaged/max_ptes_shared",
 	};
-	unsigned int v[ARRAY_SIZE(files)];
+	unsigned int v[ARRAY_SIZE(files)] = {0};
 
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		char buf[32];
-		int r = mthpd_kif_read_sys(kif, files[i], buf, sizeof(buf));
+		int r;
+
+		if (!(which & (1U << i)))
+			continue;
+		r = mthpd_kif_read_sys(kif, files[i], buf, sizeof(buf));
 
 		if (r >= 0) {
 			buf[strcspn(buf, "\n")] = '\0';

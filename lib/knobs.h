@@ -28,10 +28,11 @@ const char *mthpd_order_name(unsigned int order);
 
 /*
  * Reads max_ptes_{none,swap,shared} from
- * kernel/mm/transparent_hugepage/khugepaged/ below the sys root.
+ * kernel/mm/transparent_hugepage/khugepaged/ below the sys root, those whose
+ * bit is set in @which (1 none, 2 swap, 4 shared); the others are 0 in @ret.
  * Returns 0, or -errno with the failing file's name in *ret_failed.
  */
-int mthpd_knobs_read_sysfs(const struct mthpd_kif *kif, struct mthpd_knobs *ret,
-			   const char **ret_failed);
+int mthpd_knobs_read_sysfs(const struct mthpd_kif *kif, unsigned int which,
+			   struct mthpd_knobs *ret, const char **ret_failed);
 
 #endif

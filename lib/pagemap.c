@@ -41,45 +41,63 @@ int mthpd_pagemap_read(struct mthpd_pagemap *pm, uint64_t addr, unsigned int nr,
 	return 0;
 }
 
+void mthpd_pagemap_reset(struct mthpd_pagemap *pm)
+{
+	pm->last_populated = false;
+	pm->q_head = pm->q_len = 0;
+	pm->scanned_to = 0;
+}
+
 static bool range_populated(const uint64_t e[MTHPD_PMD_NR])
 {
-	for (unsigned i = 0; i < MTHPD_PMD_NR; i++)
+	for (unsigned int i = 0; i < MTHPD_PMD_NR; i++)
 		if (e[i] & (PM_PRESENT | PM_SWAP))
 			return true;
 	return false;
 }
 
 /*
- * Asks the kernel for the first present or swapped page in [start, end).
- * max_pages = 1 stops the walk there, so the cost is the empty page-table
- * levels skipped plus one PTE.  A category filter is always passed: without
- * one, 6.18 reports a wrong walk_end on large VMAs (measured).
- * Returns 1 and *ret_addr, 0 when there is none, -errno.
+ * Asks the kernel which pages in [start, end) are present or swapped, up to
+ * MTHPD_SCAN_REGIONS regions or MTHPD_SCAN_PAGES pages, and queues the 2 MiB
+ * ranges they touch.  Every range below pm->scanned_to that is not queued is
+ * empty.  A category filter is always passed: without one, 6.18 reports a
+ * wrong walk_end on large VMAs (measured).  Returns 0 or -errno.
  */
-static int scan_first_populated(struct mthpd_pagemap *pm, uint64_t start, uint64_t end,
-				uint64_t *ret_addr)
+static int scan_populated(struct mthpd_pagemap *pm, uint64_t start, uint64_t end)
 {
-	struct page_region region;
+	struct page_region regions[MTHPD_SCAN_REGIONS];
 	struct pm_scan_arg arg = {
 		.size = sizeof(arg),
 		.start = start,
 		.end = end,
-		.vec = (uint64_t)(uintptr_t)&region,
-		.vec_len = 1,
-		.max_pages = 1,
+		.vec = (uint64_t)(uintptr_t)regions,
+		.vec_len = MTHPD_SCAN_REGIONS,
+		.max_pages = MTHPD_SCAN_PAGES,
 		.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
 		.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
 	};
-	int r;
+	uint64_t next = start;
+	int n;
 
 	pm->nr_scan_ioctls++;
-	r = pm->kif->ops->ioctl(pm->kif, pm->fd, PAGEMAP_SCAN, &arg);
-	if (r < 0)
-		return r;
-	if (r == 0)
-		return 0;
-	*ret_addr = region.start;
-	return 1;
+	n = pm->kif->ops->ioctl(pm->kif, pm->fd, PAGEMAP_SCAN, &arg);
+	if (n < 0)
+		return n;
+	pm->q_head = pm->q_len = 0;
+	for (int i = 0; i < n && i < MTHPD_SCAN_REGIONS; i++) {
+		uint64_t r = regions[i].start & ~(MTHPD_PMD_SIZE - 1);
+
+		for (r = r < next ? next : r; r < regions[i].end && pm->q_len < MTHPD_SCAN_QUEUE;
+		     r += MTHPD_PMD_SIZE)
+			pm->queue[pm->q_len++] = r;
+		if (r > next)
+			next = r;
+	}
+	/* The queued ranges are read whole, so the next walk starts after them. */
+	pm->scanned_to = arg.walk_end > next ? arg.walk_end : next;
+	if (pm->scanned_to <= start)
+		pm->scanned_to = end; /* no progress: nothing more to find */
+	return 0;
 }
 
 int mthpd_pagemap_next_range(struct mthpd_pagemap *pm, uint64_t *cursor, uint64_t end,
@@ -89,33 +107,39 @@ int mthpd_pagemap_next_range(struct mthpd_pagemap *pm, uint64_t *cursor, uint64_
 	int r;
 
 	while (addr < end) {
-		/*
-		 * Dense memory: after a populated range the next one is most
-		 * likely populated too, so read it straight away and keep the
-		 * PAGEMAP_SCAN walk for skipping holes.
-		 */
-		if (pm->use_scan && !pm->last_populated) {
-			uint64_t first;
+		if (pm->q_head < pm->q_len) {
+			uint64_t q = pm->queue[pm->q_head++];
 
-			r = scan_first_populated(pm, addr, end, &first);
+			if (q < addr)
+				continue;
+			addr = q;
+		} else if (pm->use_scan && !pm->last_populated) {
+			/*
+			 * Holes: let the kernel's page-table walk skip them.
+			 * Dense memory never gets here: after a range that
+			 * ends populated the next one is read straight away.
+			 */
+			if (addr < pm->scanned_to) {
+				addr = pm->scanned_to;
+				continue;
+			}
+			r = scan_populated(pm, addr, end);
 			if (r < 0)
 				return r;
-			if (r == 0) {
-				addr = end;
-				break;
-			}
-			addr = first & ~(MTHPD_PMD_SIZE - 1);
+			if (pm->q_len == 0)
+				addr = pm->scanned_to;
+			continue;
 		}
 		r = mthpd_pagemap_read(pm, addr, MTHPD_PMD_NR, ret_entries);
 		if (r < 0)
 			return r;
+		/* Only a range populated to its end predicts a populated next one. */
+		pm->last_populated = ret_entries[MTHPD_PMD_NR - 1] & (PM_PRESENT | PM_SWAP);
 		if (range_populated(ret_entries)) {
-			pm->last_populated = true;
 			*ret_addr = addr;
 			*cursor = addr + MTHPD_PMD_SIZE;
 			return 1;
 		}
-		pm->last_populated = false;
 		addr += MTHPD_PMD_SIZE;
 	}
 	pm->last_populated = false;

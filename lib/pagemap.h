@@ -50,14 +50,26 @@ static inline uint64_t mthpd_pagemap_pfn(uint64_t entry)
  * stretches are skipped by the kernel's page-table walk; without it every
  * entry of the mapping is read.
  */
+/* Regions asked of one PAGEMAP_SCAN, and pages: bounds the ranges it can name. */
+#define MTHPD_SCAN_REGIONS 256
+#define MTHPD_SCAN_PAGES 4096
+#define MTHPD_SCAN_QUEUE (MTHPD_SCAN_PAGES / MTHPD_PMD_NR + 2 * MTHPD_SCAN_REGIONS)
+
 struct mthpd_pagemap {
 	const struct mthpd_kif *kif;
 	int fd;
-	bool use_scan;      /* PAGEMAP_SCAN available and wanted */
-	bool last_populated; /* the range just before the cursor had entries */
+	bool use_scan;       /* PAGEMAP_SCAN available and wanted */
+	bool last_populated; /* the range just read ends populated: read the next one straight */
+	/* populated ranges named by the last PAGEMAP_SCAN, below scanned_to */
+	uint64_t queue[MTHPD_SCAN_QUEUE];
+	unsigned int q_head, q_len;
+	uint64_t scanned_to;
 	uint64_t nr_scan_ioctls;
 	uint64_t nr_range_reads;
 };
+
+/* Forgets the walk state: call before each VMA. */
+void mthpd_pagemap_reset(struct mthpd_pagemap *pm);
 
 /*
  * Reads @nr entries starting at virtual address @addr into @ret.

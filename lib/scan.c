@@ -105,9 +105,8 @@ static int detect_pmd_mapped(struct mthpd_scan_ctx *sc, const uint64_t e[MTHPD_P
 	return 0;
 }
 
-/* Reads kpageflags of the occupied pages, one pread per run of consecutive PFNs. */
-static int read_folio_orders(struct mthpd_scan_ctx *sc, const uint64_t e[MTHPD_PMD_NR],
-			     struct mthpd_range_scan *s)
+int mthpd_scan_read_folio_orders(struct mthpd_scan_ctx *sc, const uint64_t e[MTHPD_PMD_NR],
+				 struct mthpd_range_scan *s)
 {
 	uint64_t pfn[MTHPD_PMD_NR], flags[MTHPD_PMD_NR];
 	uint8_t valid[MTHPD_PMD_NR];
@@ -195,7 +194,7 @@ int mthpd_scan_range(struct mthpd_scan_ctx *sc, uint64_t addr,
 	}
 
 	if (sc->want_folio_orders && sc->kpageflags_fd >= 0) {
-		r = read_folio_orders(sc, entries, s);
+		r = mthpd_scan_read_folio_orders(sc, entries, s);
 		if (r < 0)
 			return r;
 	}

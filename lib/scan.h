@@ -66,4 +66,12 @@ unsigned int mthpd_bitmap_weight(const uint64_t *bm, unsigned int from, unsigned
 int mthpd_scan_range(struct mthpd_scan_ctx *sc, uint64_t addr,
 		     const uint64_t entries[MTHPD_PMD_NR], struct mthpd_range_scan *ret);
 
+/*
+ * Fills @s->folio_order from kpageflags of the occupied pages of the range
+ * whose pagemap @entries built @s, one pread per run of consecutive PFNs.
+ * Returns 0 or -errno.
+ */
+int mthpd_scan_read_folio_orders(struct mthpd_scan_ctx *sc, const uint64_t entries[MTHPD_PMD_NR],
+				 struct mthpd_range_scan *s);
+
 #endif

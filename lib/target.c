@@ -89,21 +89,52 @@ static bool plan_has_collapse(const struct mthpd_range_plan *p)
 	return false;
 }
 
-/* A VM_NOHUGEPAGE VMA: the kernel refuses it (SCAN_VMA_CHECK, EINVAL). */
-static void plan_vma_refused(const struct mthpd_range_scan *s, struct mthpd_range_plan *p)
+/*
+ * Whether the walk reached predict_collapse() for a block below PMD order:
+ * only there do existing folio orders change the answer (seed 005).  Blocks
+ * that missed the threshold carry exceed_none_pte, which predict never gives.
+ */
+static bool plan_needs_folio_orders(const struct mthpd_range_plan *p)
 {
-	p->addr = s->addr;
-	p->result = MTHPD_SCAN_VMA_CHECK;
-	p->nr_collapsed = 0;
-	p->nr_blocks = 1;
-	p->blocks[0] = (struct mthpd_block){
-		.offset = 0,
-		.order = MTHPD_PMD_ORDER,
-		.action = MTHPD_ACTION_SKIP,
-		.occupied = (uint16_t)mthpd_bitmap_weight(s->occupied, 0, MTHPD_PMD_NR),
-		.reason = MTHPD_SCAN_VMA_CHECK,
-		.result = MTHPD_SCAN_VMA_CHECK,
-	};
+	for (unsigned int i = 0; i < p->nr_blocks; i++)
+		if (p->blocks[i].order < MTHPD_PMD_ORDER &&
+		    p->blocks[i].reason != MTHPD_SCAN_EXCEED_NONE_PTE)
+			return true;
+	return false;
+}
+
+/*
+ * Would the kernel refuse MADV_COLLAPSE on this VMA (VM_NOHUGEPAGE:
+ * thp_vma_allowable_order() fails, EINVAL)?  The cheap question is the
+ * kernel's own: MADV_COLLAPSE of the VMA's first 4 KiB, which holds no whole
+ * PMD and so collapses nothing, answers 0, or EINVAL for a refused VMA
+ * (measured: 0.3-0.5 us, about 100 us once for the LRU drain it does).
+ * Without a pidfd, or where the call is not allowed, smaps VmFlags "nh"
+ * tells, at the price of a walk of every page table of the process, once.
+ * Returns 1 refused, 0 accepted, -ESRCH, -errno.
+ */
+static int vma_refused(struct mthpd_kif *kif, struct mthpd_target *t, struct mthpd_vma *v,
+		       size_t i, size_t n, bool *smaps_read)
+{
+	if (t->pidfd >= 0 && !*smaps_read) {
+		int64_t r = kif->ops->collapse(kif, t->pidfd, v[i].start, MTHPD_PAGE_SIZE, 0);
+
+		if (r >= 0)
+			return 0;
+		if (r == -EINVAL)
+			return 1;
+		if (r == -ESRCH)
+			return -ESRCH;
+		/* EPERM (no CAP_SYS_NICE), ENOSYS...: ask smaps instead */
+	}
+	if (!*smaps_read) {
+		int r = mthpd_vmas_read_nohugepage(kif, t->pid, v, n);
+
+		if (r < 0)
+			return r;
+		*smaps_read = true;
+	}
+	return v[i].nohugepage;
 }
 
 static void count_plan(const struct mthpd_range_plan *p, struct mthpd_pass_stats *st)
@@ -139,7 +170,7 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 	size_t nvmas = 0;
 	int r = 0;
 
-	mthpd_scan_ctx_init(&sc, o->kpageflags_fd, below_pmd);
+	mthpd_scan_ctx_init(&sc, o->kpageflags_fd, false);
 	if (t->thp_disabled)
 		goto out;
 
@@ -156,30 +187,40 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 
 	for (size_t v = 0; v < nvmas; v++) {
 		uint64_t cursor = vmas[v].start, addr;
+		bool checked = false;
 
-		t->pagemap.last_populated = false;
+		mthpd_pagemap_reset(&t->pagemap);
 		for (;;) {
 			r = mthpd_pagemap_next_range(&t->pagemap, &cursor, vmas[v].end, &addr, entries);
 			if (r < 0)
 				goto out;
 			if (r == 0)
 				break;
+			if (!checked) {
+				/* Only VMAs with memory in them are asked about. */
+				r = vma_refused(kif, t, vmas, v, nvmas, &st.smaps_read);
+				if (r < 0)
+					goto out;
+				checked = true;
+				if (r > 0) {
+					st.vmas_refused++;
+					break;
+				}
+			}
 			st.ranges++;
 			r = mthpd_scan_range(&sc, addr, entries, scan);
 			if (r < 0)
 				goto out;
 
 			mthpd_plan_range(scan, o->knobs, NULL, NULL, plan);
-			if (plan_has_collapse(plan) && !st.smaps_read) {
-				/* Once per process, and only when there is work. */
-				r = mthpd_vmas_read_nohugepage(kif, t->pid, vmas, nvmas);
+			if (below_pmd && !scan->folio_orders_known && plan_needs_folio_orders(plan)) {
+				/* kpageflags of occupied pages, only where a block below 2M was tried */
+				r = mthpd_scan_read_folio_orders(&sc, entries, scan);
 				if (r < 0)
 					goto out;
-				st.smaps_read = true;
+				mthpd_plan_range(scan, o->knobs, NULL, NULL, plan);
 			}
-			if (vmas[v].nohugepage)
-				plan_vma_refused(scan, plan);
-			else if (o->collapse && plan_has_collapse(plan))
+			if (o->collapse && plan_has_collapse(plan))
 				mthpd_plan_range(scan, o->knobs, mthpd_act_collapse, &act, plan);
 
 			count_plan(plan, &st);

@@ -45,7 +45,7 @@ struct mthpd_pass_opts {
 };
 
 struct mthpd_pass_stats {
-	unsigned long vmas, ranges, blocks_planned, blocks_collapsed, noops, madvise_calls;
+	unsigned long vmas, vmas_refused, ranges, blocks_planned, blocks_collapsed, noops, madvise_calls;
 	unsigned long kpageflags_pfns, pagemap_reads, scan_ioctls;
 	bool smaps_read;
 };
