@@ -66,3 +66,22 @@ int mthpd_kif_read_sys(const struct mthpd_kif *kif, const char *path, char *buf,
 		return fd;
 	return read_all(fd, buf, size);
 }
+
+int mthpd_pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = pread(fd, (char *)buf + got, len - got, (off_t)(off + got));
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -ENODATA;
+		got += (size_t)r;
+	}
+	return 0;
+}

@@ -56,4 +56,8 @@ void mthpd_kif_done(struct mthpd_kif *kif);
 int mthpd_kif_read_proc(const struct mthpd_kif *kif, const char *path, char *buf, size_t size);
 int mthpd_kif_read_sys(const struct mthpd_kif *kif, const char *path, char *buf, size_t size);
 
+/* pread() of exactly @len bytes at @off, across short reads and EINTR.
+ * Returns 0, -ENODATA when the file ends first, -errno. */
+int mthpd_pread_full(int fd, void *buf, size_t len, uint64_t off);
+
 #endif

@@ -2,26 +2,14 @@
 #include <errno.h>
 #include <unistd.h>
 
+#include "kif.h"
 #include "kpageflags.h"
 
 int mthpd_kpageflags_read(int fd, uint64_t pfn, unsigned int nr, uint64_t *ret)
 {
-	size_t want = (size_t)nr * sizeof(uint64_t), got = 0;
-	off_t off = (off_t)(pfn * sizeof(uint64_t));
+	int r = mthpd_pread_full(fd, ret, (size_t)nr * sizeof(uint64_t), pfn * sizeof(uint64_t));
 
-	while (got < want) {
-		ssize_t r = pread(fd, (char *)ret + got, want - got, off + (off_t)got);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			return -ERANGE; /* PFN beyond the end of memory */
-		got += (size_t)r;
-	}
-	return 0;
+	return r == -ENODATA ? -ERANGE : r; /* PFN beyond the end of memory */
 }
 
 static unsigned int ceil_log2(unsigned int n)

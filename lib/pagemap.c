@@ -21,24 +21,15 @@ enum mthpd_pte_kind mthpd_pagemap_kind(uint64_t entry)
 
 int mthpd_pagemap_read(struct mthpd_pagemap *pm, uint64_t addr, unsigned int nr, uint64_t *ret)
 {
-	size_t want = (size_t)nr * sizeof(uint64_t), got = 0;
-	off_t off = (off_t)(addr / MTHPD_PAGE_SIZE * sizeof(uint64_t));
+	int r = mthpd_pread_full(pm->fd, ret, (size_t)nr * sizeof(uint64_t),
+				 addr / MTHPD_PAGE_SIZE * sizeof(uint64_t));
 
-	while (got < want) {
-		ssize_t r = pread(pm->fd, (char *)ret + got, want - got, off + (off_t)got);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		/* A pagemap fd of an exited process reads EOF, not an error. */
-		if (r == 0)
-			return -ESRCH;
-		got += (size_t)r;
-	}
-	pm->nr_range_reads++;
-	return 0;
+	/* A pagemap fd of an exited process reads EOF, not an error. */
+	if (r == -ENODATA)
+		return -ESRCH;
+	if (r == 0)
+		pm->nr_range_reads++;
+	return r;
 }
 
 void mthpd_pagemap_reset(struct mthpd_pagemap *pm)

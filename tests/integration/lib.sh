@@ -244,6 +244,23 @@ def valid($mode):
 
 # json_check FILE plan|collapse: every line is valid JSON and matches the
 # contract.  Returns 1 (after printing why) if not.
+# json_run MODE NAME MTHPD-ARGS...: runs `mthpd MODE --pid $P --json ARGS`
+# into $TMP/NAME.json, saves the expectation on stdin as $TMP/NAME.expected,
+# shows stderr, and checks exit status 0 and the README's JSON contract.
+json_run() {
+	local mode=$1 name=$2 rc
+	shift 2
+	cat >"$TMP/$name.expected"
+	"$MTHPD" "$mode" --pid "$P" --json "$@" >"$TMP/$name.json" 2>"$TMP/$name.err"
+	rc=$?
+	echo "== $name: mthpd $mode --pid $P --json $* (exit $rc)"
+	if [ -s "$TMP/$name.err" ]; then
+		sed 's/^/   stderr: /' "$TMP/$name.err"
+	fi
+	[ "$rc" = 0 ] || check_fail "$name: exit status $rc, expected 0"
+	json_check "$TMP/$name.json" "$mode" || check_fail "$name: JSON contract"
+}
+
 json_check() {
 	local bad
 	if ! bad=$(jq -c --arg mode "$2" "$JQ_DEFS"' select(valid($mode) | not)' "$1" 2>&1); then

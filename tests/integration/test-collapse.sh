@@ -22,17 +22,9 @@ grep -q 'pmd=1' "$TMP/inspect.0" && die "a range is a THP before any collapse"
 # collapse_case NAME MTHPD-ARGS...: runs collapse --json, checks exit 0 and
 # the contract, compares the blocks with the expectation on stdin.
 collapse_case() {
-	local name=$1 rc
+	local name=$1
 	shift
-	cat >"$TMP/$name.expected"
-	"$MTHPD" collapse --pid "$P" --json "$@" >"$TMP/$name.json" 2>"$TMP/$name.err"
-	rc=$?
-	echo "== $name: mthpd collapse --pid $P --json $* (exit $rc)"
-	if [ -s "$TMP/$name.err" ]; then
-		sed 's/^/   stderr: /' "$TMP/$name.err"
-	fi
-	[ "$rc" = 0 ] || check_fail "$name: exit status $rc, expected 0"
-	json_check "$TMP/$name.json" collapse || check_fail "$name: JSON contract"
+	json_run collapse "$name" "$@"
 	# ranges 0-8 exactly; range 9 (nohuge) is in a VMA the kernel refuses:
 	# mthpd leaves it out (README: not considered), and never attempts it
 	json_norm "$TMP/$name.json" "$P" "$B" 9 >"$TMP/$name.actual"

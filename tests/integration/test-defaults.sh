@@ -48,16 +48,11 @@ P=$WL_PID B=$WL_BASE N=$WL_NR FD=$WL_FD
 
 # plan_case NAME MTHPD-ARGS...: plan --json, compared with stdin.
 plan_case() {
-	local name=$1 rc
+	local name=$1
 	shift
-	cat >"$TMP/$name.expected"
-	"$MTHPD" plan --pid "$P" --json "$@" >"$TMP/$name.json" 2>"$TMP/$name.err"
-	rc=$?
-	echo "== $name: mthpd plan --pid $P --json $* (exit $rc;" \
-		"sysfs none=$(cat "$KH/max_ptes_none") swap=$(cat "$KH/max_ptes_swap")" \
+	echo "   (sysfs none=$(cat "$KH/max_ptes_none") swap=$(cat "$KH/max_ptes_swap")" \
 		"shared=$(cat "$KH/max_ptes_shared"))"
-	[ "$rc" = 0 ] || check_fail "$name: exit status $rc, expected 0: $(cat "$TMP/$name.err")"
-	json_check "$TMP/$name.json" plan || check_fail "$name: JSON contract"
+	json_run plan "$name" "$@"
 	json_norm "$TMP/$name.json" "$P" "$B" "$N" >"$TMP/$name.actual"
 	expect_diff "$name" "$TMP/$name.expected" "$TMP/$name.actual"
 }

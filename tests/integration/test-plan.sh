@@ -20,17 +20,9 @@ grep -q 'pmd=1' "$TMP/inspect.before" && die "a range is a THP before any collap
 # plan_case NAME MTHPD-ARGS...: runs plan --json, checks the contract, and
 # compares with the expectation on stdin.
 plan_case() {
-	local name=$1 rc
+	local name=$1
 	shift
-	cat >"$TMP/$name.expected"
-	"$MTHPD" plan --pid "$P" --json "$@" >"$TMP/$name.json" 2>"$TMP/$name.err"
-	rc=$?
-	echo "== $name: mthpd plan --pid $P --json $* (exit $rc)"
-	if [ -s "$TMP/$name.err" ]; then
-		sed 's/^/   stderr: /' "$TMP/$name.err"
-	fi
-	[ "$rc" = 0 ] || check_fail "$name: exit status $rc, expected 0"
-	json_check "$TMP/$name.json" plan || check_fail "$name: JSON contract"
+	json_run plan "$name" "$@"
 	json_norm "$TMP/$name.json" "$P" "$B" "$N" >"$TMP/$name.actual"
 	expect_diff "$name" "$TMP/$name.expected" "$TMP/$name.actual"
 	if [ -n "$(jq -r 'select(.order == 9 and .supported != true) | .addr' "$TMP/$name.json")" ]; then
