@@ -68,6 +68,8 @@ enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_ran
 
 	if (a->exited)
 		return MTHPD_RESULT_PROCESS_EXITED;
+	if (a->budget < len)
+		return MTHPD_RESULT_OVER_BUDGET;
 	if (order != MTHPD_PMD_ORDER) {
 		if (!a->subpmd_supported)
 			return MTHPD_RESULT_UNSUPPORTED;
@@ -98,5 +100,7 @@ enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_ran
 		a->nr_noop++;
 		return MTHPD_RESULT_NOOP;
 	}
+	if (a->budget != UINT64_MAX)
+		a->budget -= len;
 	return MTHPD_SCAN_SUCCEED;
 }

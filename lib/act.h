@@ -34,6 +34,7 @@ struct mthpd_act {
 	bool subpmd_supported;  /* the kernel carries the contrib patch */
 	unsigned int subpmd_flags;
 	bool exited;            /* the target went away: stop calling */
+	uint64_t budget;        /* bytes it may still collapse; UINT64_MAX: no limit */
 	unsigned int nr_calls;
 	unsigned int nr_noop;
 };

@@ -29,6 +29,8 @@ static const char *const names[_MTHPD_SCAN_RESULT_MAX] = {
 	[MTHPD_RESULT_PROCESS_EXITED] = "process_exited",
 	[MTHPD_RESULT_PERMISSION_DENIED] = "permission_denied",
 	[MTHPD_RESULT_ERROR] = "error",
+	[MTHPD_RESULT_OVER_BUDGET] = "over_budget",
+	[MTHPD_RESULT_DRY_RUN] = "dry_run",
 };
 
 const char *mthpd_result_name(enum mthpd_scan_result r)

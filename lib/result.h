@@ -37,6 +37,8 @@ enum mthpd_scan_result {
 	MTHPD_RESULT_PROCESS_EXITED,    /* ESRCH: the target went away mid-pass */
 	MTHPD_RESULT_PERMISSION_DENIED, /* EPERM/EACCES */
 	MTHPD_RESULT_ERROR,             /* any other errno */
+	MTHPD_RESULT_OVER_BUDGET,       /* the policy's bytes for this pass are spent */
+	MTHPD_RESULT_DRY_RUN,           /* planned, not attempted: dry run or memory pressure */
 	_MTHPD_SCAN_RESULT_MAX,
 };
 

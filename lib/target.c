@@ -164,6 +164,7 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 		.kpageflags_fd = o->kpageflags_fd,
 		.subpmd_supported = o->features->subpmd_collapse,
 		.subpmd_flags = o->subpmd_flags,
+		.budget = o->budget_bytes ? o->budget_bytes : UINT64_MAX,
 	};
 	bool below_pmd = o->knobs->orders & ((1U << MTHPD_PMD_ORDER) - 1);
 	uint64_t entries[MTHPD_PMD_NR];

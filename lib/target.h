@@ -42,6 +42,7 @@ struct mthpd_pass_opts {
 	int kpageflags_fd;
 	bool collapse;             /* act on the plan; otherwise plan only */
 	unsigned int subpmd_flags; /* process_madvise flags for blocks below 2M */
+	uint64_t budget_bytes;     /* collapsed bytes allowed in this pass; 0: no limit */
 };
 
 struct mthpd_pass_stats {

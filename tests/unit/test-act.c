@@ -23,6 +23,7 @@ struct run {
 	struct mthpd_range_scan scan;
 	struct mthpd_range_plan plan;
 	int kpf;
+	uint64_t budget; /* 0: no limit */
 };
 
 static void run_walk(struct run *r, uint32_t orders, bool subpmd, void (*script)(struct fake_kif *))
@@ -48,6 +49,7 @@ static void run_walk(struct run *r, uint32_t orders, bool subpmd, void (*script)
 		.kpageflags_fd = r->kpf,
 		.subpmd_supported = subpmd,
 		.subpmd_flags = MTHPD_MADV_COLLAPSE_ORDER | MTHPD_MADV_COLLAPSE_STRICT,
+		.budget = r->budget ? r->budget : UINT64_MAX,
 	};
 	mthpd_plan_range(&r->scan, &k, mthpd_act_collapse, &r->act, &r->plan);
 }
@@ -57,6 +59,7 @@ static void run_done(struct run *r)
 	(void)close(r->pm.fd);
 	(void)close(r->kpf);
 	fake_kif_done(&r->f);
+	r->budget = 0;
 }
 
 static void pmd_ok(struct fake_kif *f)
@@ -78,6 +81,12 @@ static void eagain_then_ok(struct fake_kif *f)
 static void enomem_then_64k_ok(struct fake_kif *f)
 {
 	fake_kif_answer(f, -ENOMEM, false);
+	for (int i = 0; i < 32; i++)
+		fake_kif_answer(f, 16 * 4096, true);
+}
+
+static void all_64k_ok(struct fake_kif *f)
+{
 	for (int i = 0; i < 32; i++)
 		fake_kif_answer(f, 16 * 4096, true);
 }
@@ -108,7 +117,7 @@ static void nothing(struct fake_kif *f)
 int main(void)
 {
 	const uint32_t pmd = 1U << MTHPD_PMD_ORDER, pmd_64k = pmd | (1U << 4);
-	struct run r;
+	struct run r = {0};
 
 	test_case = "2M collapse, verified";
 	run_walk(&r, pmd, false, pmd_ok);
@@ -179,6 +188,15 @@ int main(void)
 	TEST_ASSERT_EQ(r.f.nr_calls, 1);
 	TEST_ASSERT_EQ(r.plan.nr_blocks, 1);
 	TEST_ASSERT_EQ(r.plan.result, MTHPD_SCAN_VMA_CHECK);
+	run_done(&r);
+
+	test_case = "a budget of 10 64K blocks: the 11th is over_budget and ends the range";
+	r = (struct run){.budget = 10 * 16 * 4096};
+	run_walk(&r, 1U << 4, true, all_64k_ok);
+	TEST_ASSERT_EQ(r.f.nr_calls, 10);
+	TEST_ASSERT_EQ(r.plan.nr_blocks, 11);
+	TEST_ASSERT_EQ(r.plan.blocks[10].result, MTHPD_RESULT_OVER_BUDGET);
+	TEST_ASSERT_EQ(r.plan.nr_collapsed, 160);
 	run_done(&r);
 
 	test_case = "errno names";

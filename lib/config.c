@@ -1,0 +1,532 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config.h"
+#include "knobs.h"
+#include "util.h"
+
+/* What a parser writes into: the daemon section or one policy. */
+enum target { T_DAEMON, T_POLICY };
+
+typedef int (*parse_fn)(const char *value, void *field, char *why, size_t why_size);
+
+struct key {
+	const char *section;
+	const char *name;
+	enum target target;
+	parse_fn parse;
+	size_t offset;
+};
+
+static int parse_bool(const char *v, void *field, char *why, size_t n)
+{
+	static const char *const yes[] = {"yes", "true", "on", "1"};
+	static const char *const no[] = {"no", "false", "off", "0"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (strcasecmp(v, yes[i]) == 0) {
+			*(bool *)field = true;
+			return 0;
+		}
+		if (strcasecmp(v, no[i]) == 0) {
+			*(bool *)field = false;
+			return 0;
+		}
+	}
+	(void)snprintf(why, n, "'%s' is not a boolean (yes or no)", v);
+	return -EINVAL;
+}
+
+static int parse_ptes(const char *v, void *field, char *why, size_t n)
+{
+	if (mthpd_parse_uint(v, MTHPD_MAX_PTES_LIMIT, field) < 0) {
+		(void)snprintf(why, n, "'%s' is not a number from 0 to %d", v, MTHPD_MAX_PTES_LIMIT);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_millis(const char *v, void *field, char *why, size_t n)
+{
+	/* At most a day: a longer sleep is a typo, and the watchdog needs passes. */
+	if (mthpd_parse_uint(v, 86400000, field) < 0 || *(unsigned int *)field < 10) {
+		(void)snprintf(why, n, "'%s' is not a number of milliseconds from 10 to 86400000", v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_count(const char *v, void *field, char *why, size_t n)
+{
+	if (mthpd_parse_uint(v, 1000000, field) < 0 || *(unsigned int *)field == 0) {
+		(void)snprintf(why, n, "'%s' is not a number from 1 to 1000000", v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* "1G", "512M", "4096" (bytes) or "0" (no limit). */
+static int parse_size_value(const char *v, uint64_t *ret)
+{
+	unsigned long long x;
+	char *end;
+
+	if (*v < '0' || *v > '9')
+		return -EINVAL;
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	if (errno)
+		return -EINVAL;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'K': case 'k':
+		x <<= 10;
+		end++;
+		break;
+	case 'M': case 'm':
+		x <<= 20;
+		end++;
+		break;
+	case 'G': case 'g':
+		x <<= 30;
+		end++;
+		break;
+	case 'T': case 't':
+		x <<= 40;
+		end++;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (*end != '\0' || x > (1ULL << 50))
+		return -EINVAL;
+	*ret = x;
+	return 0;
+}
+
+static int parse_bytes(const char *v, void *field, char *why, size_t n)
+{
+	if (parse_size_value(v, field) < 0) {
+		(void)snprintf(why, n, "'%s' is not a size (bytes, or with K, M, G, T; 0 for none)", v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_pages(const char *v, void *field, char *why, size_t n)
+{
+	unsigned long long x;
+	char *end;
+
+	errno = 0;
+	x = *v >= '0' && *v <= '9' ? strtoull(v, &end, 10) : 0;
+	if (errno || x == 0 || x > (1ULL << 40) || *end != '\0') {
+		(void)snprintf(why, n, "'%s' is not a number of pages from 1", v);
+		return -EINVAL;
+	}
+	*(uint64_t *)field = x;
+	return 0;
+}
+
+/* PSI "some avg10" is a percentage with two decimals: "10", "2.5", "0". */
+static int parse_percent(const char *v, void *field, char *why, size_t n)
+{
+	unsigned int whole = 0, frac = 0, digits = 0;
+	const char *p = v;
+
+	if (*p < '0' || *p > '9')
+		goto bad;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		whole = whole * 10 + (unsigned int)(*p - '0');
+		if (whole > 100)
+			goto bad;
+	}
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9' && digits < 2; p++, digits++)
+			frac = frac * 10 + (unsigned int)(*p - '0');
+	if (*p != '\0')
+		goto bad;
+	if (digits == 1)
+		frac *= 10; /* "2.5" is 2.50 */
+	if (whole * 100 + frac > 10000)
+		goto bad;
+	*(unsigned int *)field = whole * 100 + frac;
+	return 0;
+bad:
+	(void)snprintf(why, n, "'%s' is not a percentage from 0 to 100 (0 turns it off)", v);
+	return -EINVAL;
+}
+
+static int parse_string(const char *v, void *field, char *why, size_t n)
+{
+	char *s = strdup(v);
+
+	if (!s) {
+		(void)snprintf(why, n, "out of memory");
+		return -ENOMEM;
+	}
+	free(*(char **)field);
+	*(char **)field = s;
+	return 0;
+}
+
+static int parse_path(const char *v, void *field, char *why, size_t n)
+{
+	if (*v != '\0' && *v != '/') {
+		(void)snprintf(why, n, "'%s' is not an absolute path (or empty for none)", v);
+		return -EINVAL;
+	}
+	return parse_string(v, field, why, n);
+}
+
+static int parse_glob(const char *v, void *field, char *why, size_t n)
+{
+	if (*v == '\0') {
+		(void)snprintf(why, n, "empty pattern (leave the key out to match anything)");
+		return -EINVAL;
+	}
+	return parse_string(v, field, why, n);
+}
+
+static int parse_sizes(const char *v, void *field, char *why, size_t n)
+{
+	char bad[32];
+
+	if (mthpd_parse_sizes(v, field, bad, sizeof(bad)) < 0) {
+		(void)snprintf(why, n, "'%s' is not a size from 16K to 2M (16K, 32K, ..., 1M, 2M)", bad);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+#define D(name, fn) {"Daemon", #name, T_DAEMON, fn, offsetof(struct mthpd_daemon_conf, name)}
+#define M(key, field) {"Match", key, T_POLICY, parse_glob, offsetof(struct mthpd_policy, field)}
+#define P(key, fn, field) {"Policy", key, T_POLICY, fn, offsetof(struct mthpd_policy, field)}
+
+static const struct key keys[] = {
+	D(scan_sleep_millisecs, parse_millis),
+	D(alloc_sleep_millisecs, parse_millis),
+	D(pages_to_scan, parse_pages),
+	D(psi_threshold, parse_percent),
+	D(max_pids_per_pass, parse_count),
+	D(dry_run, parse_bool),
+	D(metrics_file, parse_path),
+	D(state_file, parse_path),
+	M("cgroup", match_cgroup),
+	M("unit", match_unit),
+	M("comm", match_comm),
+	P("enabled", parse_bool, enabled),
+	P("dry_run", parse_bool, dry_run),
+	P("sizes", parse_sizes, knobs.orders),
+	P("max_ptes_none", parse_ptes, knobs.max_ptes_none),
+	P("max_ptes_swap", parse_ptes, knobs.max_ptes_swap),
+	P("max_ptes_shared", parse_ptes, knobs.max_ptes_shared),
+	P("max_bytes_per_pass", parse_bytes, max_bytes_per_pass),
+};
+
+/* State of parsing one file. */
+struct parse {
+	const char *file;
+	enum target target;
+	void *base;
+	FILE *f;
+	unsigned int line;
+	uint64_t seen;        /* keys[] given so far, to refuse repeats */
+	bool has_match;
+	int r;                /* first error */
+	char *err;
+	size_t err_size;
+};
+
+_printf_(2, 3) static void fail(struct parse *p, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (p->r < 0)
+		return; /* keep the first error */
+	p->r = -EINVAL;
+	n = snprintf(p->err, p->err_size, "%s:%u: ", p->file, p->line);
+	if (n < 0 || (size_t)n >= p->err_size)
+		return;
+	va_start(ap, fmt);
+	(void)vsnprintf(p->err + n, p->err_size - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+/* inih's reader: fgets that counts lines, so the handler knows where it is. */
+static char *reader(char *str, int num, void *stream)
+{
+	struct parse *p = stream;
+	char *s = fgets(str, num, p->f);
+
+	if (s && (p->line++, strchr(s, '\n') == NULL) && !feof(p->f)) {
+		fail(p, "line longer than %d characters", num - 2);
+		/* Skip the rest of it so that it is not parsed as a new line. */
+		for (int c = 0; c != '\n' && c != EOF;)
+			c = fgetc(p->f);
+	}
+	return s;
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+	struct parse *p = user;
+	bool section_known = false;
+	char why[256];
+
+	if (!name) /* a section header alone (inih with INI_CALL_HANDLER_ON_NEW_SECTION) */
+		return 1;
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		const struct key *k = &keys[i];
+
+		if (k->target != p->target || strcmp(k->section, section) != 0)
+			continue;
+		section_known = true;
+		if (strcmp(k->name, name) != 0)
+			continue;
+		if (p->seen & (1ULL << i)) {
+			fail(p, "%s= given twice in [%s]", name, section);
+			return 1;
+		}
+		p->seen |= 1ULL << i;
+		if (k->parse(value, (char *)p->base + k->offset, why, sizeof(why)) < 0)
+			fail(p, "%s=: %s", name, why);
+		if (strcmp(section, "Match") == 0)
+			p->has_match = true;
+		return 1;
+	}
+	if (!section_known)
+		fail(p, "unknown section [%s]%s", section,
+		     p->target == T_DAEMON ? " (mthpd.conf has [Daemon])"
+					   : " (a policy has [Match] and [Policy])");
+	else
+		fail(p, "unknown key '%s' in [%s]", name, section);
+	return 1; /* go on: the first error is kept, and inih's own errors still count */
+}
+
+static int parse_file(const char *path, const char *shown, enum target target, void *base,
+		      struct parse *ret_state, char *err, size_t err_size)
+{
+	struct parse p = {
+		.file = shown,
+		.target = target,
+		.base = base,
+		.err = err,
+		.err_size = err_size,
+	};
+	int r;
+
+	p.f = fopen(path, "re");
+	if (!p.f)
+		return -errno;
+	r = ini_parse_stream(reader, &p, handler, &p);
+	(void)fclose(p.f);
+	if (p.r == 0 && r > 0) {
+		/* inih's own complaint: no '=' or ']' on that line */
+		p.line = (unsigned int)r;
+		fail(&p, "not a 'key=value' or '[Section]' line");
+	}
+	*ret_state = p;
+	return p.r;
+}
+
+static void policy_done(struct mthpd_policy *pol)
+{
+	free(pol->name);
+	free(pol->path);
+	free(pol->match_cgroup);
+	free(pol->match_unit);
+	free(pol->match_comm);
+}
+
+struct mthpd_config *mthpd_config_free(struct mthpd_config *c)
+{
+	if (!c)
+		return NULL;
+	for (size_t i = 0; i < c->nr_policies; i++)
+		policy_done(&c->policies[i]);
+	free(c->policies);
+	free(c->daemon.metrics_file);
+	free(c->daemon.state_file);
+	free(c->dir);
+	free(c);
+	return NULL;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The *.conf names in @dir, sorted.  A missing directory has none. */
+static int list_policies(const char *dir, char ***ret, size_t *ret_n, char *err, size_t err_size)
+{
+	DIR *d = opendir(dir);
+	char **names = NULL;
+	size_t n = 0;
+	struct dirent *de;
+	int r = 0;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		char **nn;
+
+		if (de->d_name[0] == '.' || len < 6 || strcmp(de->d_name + len - 5, ".conf") != 0)
+			continue;
+		if (n >= MTHPD_MAX_POLICIES) {
+			(void)snprintf(err, err_size, "%s: more than %d policy files", dir,
+				       MTHPD_MAX_POLICIES);
+			r = -E2BIG;
+			break;
+		}
+		nn = reallocarray(names, n + 1, sizeof(*names));
+		if (!nn || !(nn[n] = strdup(de->d_name))) {
+			names = nn ? nn : names;
+			r = -ENOMEM;
+			break;
+		}
+		names = nn;
+		n++;
+	}
+	(void)closedir(d);
+	if (r < 0) {
+		for (size_t i = 0; i < n; i++)
+			free(names[i]);
+		free(names);
+		return r;
+	}
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_names);
+	*ret = names;
+	*ret_n = n;
+	return 0;
+}
+
+static int join(char **ret, const char *a, const char *b)
+{
+	return asprintf(ret, "%s/%s", a, b) < 0 ? -ENOMEM : 0;
+}
+
+int mthpd_config_load(const char *dir, const struct mthpd_knobs *defaults,
+		      struct mthpd_config **ret, char *err, size_t err_size)
+{
+	struct mthpd_config *c = calloc(1, sizeof(*c));
+	_cleanup_free_ char *main_path = NULL, *pol_dir = NULL;
+	char **names = NULL;
+	size_t nr_names = 0;
+	struct parse st;
+	int r;
+
+	err[0] = '\0';
+	if (!c)
+		return -ENOMEM;
+	c->dir = strdup(dir);
+	c->daemon = (struct mthpd_daemon_conf){
+		.scan_sleep_millisecs = 10000,
+		.alloc_sleep_millisecs = 60000,
+		.pages_to_scan = 1ULL << 20, /* 4 GiB of resident memory per pass */
+		.psi_threshold = 1000,       /* 10.00 % */
+		.max_pids_per_pass = 4096,
+		.metrics_file = strdup("/run/mthpd/metrics.prom"),
+		.state_file = strdup("/run/mthpd/status"),
+	};
+	if (!c->dir || !c->daemon.metrics_file || !c->daemon.state_file) {
+		r = -ENOMEM;
+		goto fail;
+	}
+
+	r = join(&main_path, dir, "mthpd.conf");
+	if (r < 0)
+		goto fail;
+	r = parse_file(main_path, main_path, T_DAEMON, &c->daemon, &st, err, err_size);
+	if (r == -ENOENT)
+		r = 0; /* no file: every default */
+	else if (r < 0 && !err[0])
+		(void)snprintf(err, err_size, "%s: %s", main_path, strerror(-r));
+	if (r < 0)
+		goto fail;
+
+	r = join(&pol_dir, dir, "policy.d");
+	if (r < 0)
+		goto fail;
+	r = list_policies(pol_dir, &names, &nr_names, err, err_size);
+	if (r < 0) {
+		if (!err[0])
+			(void)snprintf(err, err_size, "%s: %s", pol_dir, strerror(-r));
+		goto fail;
+	}
+	c->policies = calloc(nr_names ? nr_names : 1, sizeof(*c->policies));
+	if (!c->policies) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	for (size_t i = 0; i < nr_names; i++) {
+		struct mthpd_policy *pol = &c->policies[c->nr_policies++];
+
+		*pol = (struct mthpd_policy){
+			.name = names[i],
+			.enabled = true,
+			.knobs = *defaults,
+		};
+		names[i] = NULL;
+		pol->knobs.orders = 1U << MTHPD_PMD_ORDER;
+		r = join(&pol->path, pol_dir, pol->name);
+		if (r < 0)
+			goto fail;
+		r = parse_file(pol->path, pol->path, T_POLICY, pol, &st, err, err_size);
+		if (r < 0 && !err[0])
+			(void)snprintf(err, err_size, "%s: %s", pol->path, strerror(-r));
+		if (r < 0)
+			goto fail;
+		if (!st.has_match) {
+			(void)snprintf(err, err_size,
+				       "%s: no [Match] key: say which processes it is for with cgroup=, "
+				       "unit= or comm=",
+				       pol->path);
+			r = -EINVAL;
+			goto fail;
+		}
+	}
+	free(names);
+	*ret = c;
+	return 0;
+fail:
+	for (size_t i = 0; i < nr_names; i++)
+		free(names[i]);
+	free(names);
+	mthpd_config_free(c);
+	return r;
+}
+
+const struct mthpd_policy *mthpd_config_match(const struct mthpd_config *c, const char *cgroup,
+					      const char *unit, const char *comm)
+{
+	for (size_t i = 0; i < c->nr_policies; i++) {
+		const struct mthpd_policy *p = &c->policies[i];
+
+		if (p->match_cgroup && fnmatch(p->match_cgroup, cgroup, 0) != 0)
+			continue;
+		if (p->match_unit && (!unit || fnmatch(p->match_unit, unit, 0) != 0))
+			continue;
+		if (p->match_comm && fnmatch(p->match_comm, comm, 0) != 0)
+			continue;
+		return p;
+	}
+	return NULL;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Configuration: DIR/mthpd.conf ([Daemon]: knobs named like khugepaged's)
+ * and DIR/policy.d/ *.conf, one file per service ([Match] and [Policy]).
+ * Parsed with inih into a validated struct mthpd_config, defaults first;
+ * every error names file, line and key.  [systemd oomd.c, chrony conf.c]
+ */
+#ifndef MTHPD_CONFIG_H
+#define MTHPD_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plan.h"
+
+/* A directory holds at most this many policy files. */
+#define MTHPD_MAX_POLICIES 1024
+
+struct mthpd_policy {
+	char *name;  /* file name, e.g. "50-redis.conf": its place in the order */
+	char *path;
+	/* [Match]: shell globs (fnmatch); NULL matches anything.  All given must match. */
+	char *match_cgroup;
+	char *match_unit;
+	char *match_comm;
+	/* [Policy] */
+	bool enabled;
+	bool dry_run;
+	struct mthpd_knobs knobs;
+	uint64_t max_bytes_per_pass; /* budget of collapsed bytes per pass; 0: none */
+};
+
+struct mthpd_daemon_conf {
+	unsigned int scan_sleep_millisecs;  /* between passes */
+	unsigned int alloc_sleep_millisecs; /* after an allocation failure */
+	uint64_t pages_to_scan;             /* resident pages scanned per pass, all processes */
+	unsigned int psi_threshold;         /* memory "some avg10" in hundredths of %; 0: off */
+	unsigned int max_pids_per_pass;
+	bool dry_run;
+	char *metrics_file;                 /* Prometheus text format; "" for none */
+	char *state_file;                   /* for `mthpd status` */
+};
+
+struct mthpd_config {
+	char *dir;
+	struct mthpd_daemon_conf daemon;
+	struct mthpd_policy *policies; /* sorted by file name: the first match wins */
+	size_t nr_policies;
+};
+
+/*
+ * Loads @dir.  @defaults gives the max_ptes_* a policy gets when it does
+ * not set them (khugepaged's sysfs values).  A missing mthpd.conf means all
+ * defaults; a missing policy.d means no policies.  Returns 0, or -EINVAL
+ * with a one-line message "FILE:LINE: ..." in @err, or -errno.
+ */
+int mthpd_config_load(const char *dir, const struct mthpd_knobs *defaults,
+		      struct mthpd_config **ret, char *err, size_t err_size);
+
+/* Frees a config; accepts NULL and half-built ones.  Returns NULL. */
+struct mthpd_config *mthpd_config_free(struct mthpd_config *c);
+
+/*
+ * The policy for a process: the first, in file-name order, whose [Match]
+ * keys all match.  @unit may be NULL (not under a unit).  NULL if none.
+ */
+const struct mthpd_policy *mthpd_config_match(const struct mthpd_config *c, const char *cgroup,
+					      const char *unit, const char *comm);
+
+#endif

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * discover: the processes a pass works on.  Finds the cgroup2 mount (on
+ * hybrid hosts /sys/fs/cgroup/unified, not /sys/fs/cgroup), walks its
+ * cgroups, names each one's systemd unit, and lists their pids.
+ */
+#ifndef MTHPD_DISCOVER_H
+#define MTHPD_DISCOVER_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "kif.h"
+
+/* Cgroups deeper than this, or more of them, are not walked. */
+#define MTHPD_MAX_CGROUP_DEPTH 32
+#define MTHPD_MAX_CGROUPS 65536
+
+/*
+ * Pure: the cgroup2 mount point in a /proc/self/mountinfo text, e.g.
+ * "35 25 0:30 / /sys/fs/cgroup/unified rw,nosuid,nodev,noexec,relatime shared:10 - cgroup2 cgroup2 rw,nsdelegate\n"
+ * Returns 0, -ENOENT if there is none, -ENAMETOOLONG.
+ */
+int mthpd_mountinfo_cgroup2(const char *mountinfo, char *ret, size_t size);
+
+/*
+ * Pure: the systemd unit a cgroup path belongs to: its first component that
+ * is not a slice, if that has a unit suffix ("/system.slice/redis.service/x"
+ * -> "redis.service").  Returns 0, or -ENOENT when it is in no unit.
+ */
+int mthpd_cgroup_unit(const char *path, char *ret, size_t size);
+
+struct mthpd_proc {
+	pid_t pid;
+	char cgroup[512]; /* path below the cgroup2 mount, "/" for the root */
+	char unit[256];   /* "" when in no unit */
+};
+
+/*
+ * Walks the cgroup2 tree mounted at @mount and appends every pid of every
+ * cgroup (cgroup.procs) to @ret, at most @max.  Returns the number found
+ * (more than @max if some were left out), or -errno.  Cgroups that vanish
+ * during the walk are skipped.
+ */
+int mthpd_discover(const char *mount, struct mthpd_proc *ret, size_t max);
+
+#endif
