@@ -4,29 +4,49 @@
  * pagemap read of the same resident pages.  `make bench` runs it through
  * bench/run; bench/README.md has the figures and how to read them.
  *
- * Two children are laid out and touched once, then measured repeatedly
- * (median of --runs, after one warm-up round):
+ * Three children are laid out and touched once, one after the other, then
+ * measured repeatedly (median of --runs, after one warm-up round).  Each is
+ * this program exec'd again (--child), so that its mm holds nothing of the
+ * bench's own memory (a forked child shared the bench's heap, which showed
+ * up as an extra VMA of non-exclusive pages):
  *   dense   4 GiB written in 4 KiB pages (1048576 resident pages)
+ *   half    4 GiB in which every other 16-page (64 KiB) block is written:
+ *           each 2 MiB range is half full, planned 2M,64K with
+ *           max_ptes_none 0, so 2M misses, the order walk tries 64K blocks
+ *           and the kpageflags of the occupied pages must be read
  *   sparse  a 16 GiB MAP_NORESERVE mapping: every 64th 2 MiB range fully
  *           written, one page in every 7th range (1.6% resident)
  *
- * Rows, for each child:
+ * Rows, for each child (a row only where it says so):
  *   floor        pread of /proc/CHILD/pagemap, 4 KiB (512 entries) for each
  *                populated 2 MiB range and nothing else (the bench laid the
  *                ranges out, so it knows them)
- *   plan 2M      in-process, as `mthpd plan` does it: kif init, feature probe,
- *                knobs, kpageflags open, target open, mthpd_target_pass() with
- *                a sink that does nothing; "pass ms" is the last call alone.
- *                Its parts, each timed alone: the populated-range walk
- *                (mthpd_pagemap_next_range), scan.c + plan.c on entries read
- *                beforehand, and the smaps read (mthpd_vmas_read_nohugepage)
- *   plan 2M,64K  the same with a size below 2M: kpageflags of every occupied page
- *   no PAGEMAP_SCAN/PROCMAP_QUERY  the fallbacks of older kernels
- *   CLI          `mthpd plan --pid CHILD --json >/dev/null`, fork to wait, also
- *                with MTHPD_DISABLE=pagemap_scan,procmap_query
- *   whole mapping  pread of the pagemap of the whole sparse mapping
- *   P1..P4       prototypes of changes proposed for lib/ (bench code, not
- *                mthpd's; see "Proposals" in bench/README.md)
+ *   plan         in-process, as `mthpd plan` does it today: kif init, feature
+ *                probe, knobs, kpageflags open, mthpd_target_open() without a
+ *                pidfd and then a pidfd_open() of the child (daemon/main.c
+ *                does the same), mthpd_target_pass() with a sink that does
+ *                nothing; "pass ms" is the pass alone.  dense and sparse
+ *                plan 2M, half plans 2M,64K with max_ptes_none 0.
+ *                Its parts, each timed alone with lib's own functions:
+ *                the VMA list (mthpd_vmas_read), the populated-range walk
+ *                (mthpd_pagemap_next_range over every VMA, with
+ *                mthpd_pagemap_reset before each), scan.c + plan.c on entries
+ *                read beforehand, (half) the kpageflags reads and re-plan of
+ *                the ranges whose walk tried a block below 2M, and the
+ *                refusal probe: one 4 KiB MADV_COLLAPSE per VMA with memory
+ *   smaps fallback  dense, sparse: the same plan with no pidfd (t.pidfd = -1),
+ *                so VM_NOHUGEPAGE comes from /proc/PID/smaps
+ *   plan 2M,64K  dense, sparse: a size below 2M with khugepaged's knobs
+ *   plan 2M      half: the same knobs without the size below 2M
+ *   no PAGEMAP_SCAN/PROCMAP_QUERY  dense, sparse: the fallbacks of older kernels
+ *   CLI          `mthpd plan --pid CHILD --json >/dev/null`, fork to wait (with
+ *                the scenario's --sizes and --max-ptes-none), dense and
+ *                sparse also with MTHPD_DISABLE=pagemap_scan,procmap_query;
+ *                and the same command on a tiny idle process (a re-exec of
+ *                this program, with no eligible anonymous range): the CLI's
+ *                fixed cost of exec, feature probe and output.  The derived
+ *                row subtracts it sample by sample.
+ *   whole mapping  sparse: pread of the pagemap of the whole mapping
  * Every sample is paired with a floor measured just before it, and the ratio
  * column is the median of those pairs' ratios: the host's speed drifts by up
  * to 2x between rounds, and a pair shares the same moment.
@@ -39,18 +59,14 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,17 +78,15 @@
 #include "plan.h"
 #include "scan.h"
 #include "target.h"
-#include "uapi.h"
 #include "vmas.h"
-
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE 25
-#endif
 
 #define MAX_RUNS 64
 #define MAX_CHILDREN 4
 #define MIB ((uint64_t)1 << 20)
 #define GIB ((uint64_t)1 << 30)
+#define ORDERS_2M (1U << MTHPD_PMD_ORDER)
+#define ORDERS_2M_64K ((1U << MTHPD_PMD_ORDER) | (1U << 4))
+#define CHILD_ARG "--child"
 
 /* ---- children, and killing them on every way out ---- */
 
@@ -120,18 +134,30 @@ static void reap_child(pid_t p)
 
 /* ---- layouts ---- */
 
-enum range_fill { FILL_NONE, FILL_FULL, FILL_ONE };
+enum range_fill { FILL_NONE, FILL_FULL, FILL_ONE, FILL_HALF };
+
+enum scenario { SC_DENSE, SC_HALF, SC_SPARSE };
 
 struct layout {
 	const char *name;
-	uint64_t size;      /* bytes, a multiple of 2 MiB */
-	bool sparse;
+	enum scenario kind;
+	uint64_t size;            /* bytes, a multiple of 2 MiB */
+	uint32_t orders;          /* sizes of the scenario's plan */
+	int max_ptes_none;        /* -1: khugepaged's sysfs value */
+	const char *cli_sizes;    /* the same, as CLI options (NULL: not given) */
+	const char *cli_none;
 };
 
 static enum range_fill range_fill(const struct layout *l, uint64_t i)
 {
-	if (!l->sparse)
+	switch (l->kind) {
+	case SC_DENSE:
 		return FILL_FULL;
+	case SC_HALF:
+		return FILL_HALF;
+	case SC_SPARSE:
+		break;
+	}
 	if (i % 64 == 0)
 		return FILL_FULL;
 	if (i % 7 == 0)
@@ -145,14 +171,30 @@ static uint64_t one_page_index(uint64_t i)
 	return (i * 37) % MTHPD_PMD_NR;
 }
 
+/* FILL_HALF: pages 0-15 written, 16-31 not, 32-47 written... */
+static bool half_page_written(uint64_t p)
+{
+	return (p / 16) % 2 == 0;
+}
+
 static uint64_t resident_pages(const struct layout *l)
 {
 	uint64_t n = 0;
 
 	for (uint64_t i = 0; i < l->size / MTHPD_PMD_SIZE; i++) {
-		enum range_fill f = range_fill(l, i);
-
-		n += f == FILL_FULL ? MTHPD_PMD_NR : f == FILL_ONE ? 1 : 0;
+		switch (range_fill(l, i)) {
+		case FILL_FULL:
+			n += MTHPD_PMD_NR;
+			break;
+		case FILL_HALF:
+			n += MTHPD_PMD_NR / 2;
+			break;
+		case FILL_ONE:
+			n++;
+			break;
+		case FILL_NONE:
+			break;
+		}
 	}
 	return n;
 }
@@ -165,17 +207,30 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* In the child: map, align to 2 MiB, touch, report the base, wait to be killed. */
-static _Noreturn void child_main(const struct layout *l, int wfd, pid_t parent)
+/*
+ * In the child, which is this program exec'd again (`bench-scan --child KIND
+ * MIB PARENT`), so that its mm holds none of the bench's own memory: map,
+ * align to 2 MiB, touch, write the base to stdout, wait to be killed.
+ * KIND "idle" maps nothing: the tiny process for the CLI's fixed cost.
+ */
+static _Noreturn void child_main(const char *kind, const char *mib, const char *parent)
 {
-	int flags = MAP_PRIVATE | MAP_ANONYMOUS | (l->sparse ? MAP_NORESERVE : 0);
-	uint64_t base, head, tail;
+	struct layout l = {.name = kind, .size = strtoull(mib, NULL, 10) * MIB};
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	uint64_t base = 0, head, tail;
 	char *map;
 
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
+	if (getppid() != (pid_t)strtol(parent, NULL, 10))
 		_exit(1); /* the bench died before the prctl */
-	map = mmap(NULL, l->size + MTHPD_PMD_SIZE, PROT_READ | PROT_WRITE, flags, -1, 0);
+	if (strcmp(kind, "idle") == 0)
+		goto report;
+	l.kind = strcmp(kind, "dense") == 0  ? SC_DENSE
+		 : strcmp(kind, "half") == 0 ? SC_HALF
+					     : SC_SPARSE;
+	if (l.kind == SC_SPARSE)
+		flags |= MAP_NORESERVE;
+	map = mmap(NULL, l.size + MTHPD_PMD_SIZE, PROT_READ | PROT_WRITE, flags, -1, 0);
 	if (map == MAP_FAILED)
 		_exit(2);
 	/* Trim to exactly [base, base + size): every 2 MiB range is whole. */
@@ -185,15 +240,20 @@ static _Noreturn void child_main(const struct layout *l, int wfd, pid_t parent)
 	if (head)
 		(void)munmap(map, head);
 	if (tail)
-		(void)munmap((char *)(uintptr_t)(base + l->size), tail);
+		(void)munmap((char *)(uintptr_t)(base + l.size), tail);
 
-	for (uint64_t i = 0; i < l->size / MTHPD_PMD_SIZE; i++) {
+	for (uint64_t i = 0; i < l.size / MTHPD_PMD_SIZE; i++) {
 		volatile char *r = (volatile char *)(uintptr_t)(base + i * MTHPD_PMD_SIZE);
 
-		switch (range_fill(l, i)) {
+		switch (range_fill(&l, i)) {
 		case FILL_FULL:
 			for (uint64_t p = 0; p < MTHPD_PMD_NR; p++)
 				r[p * MTHPD_PAGE_SIZE] = 1;
+			break;
+		case FILL_HALF:
+			for (uint64_t p = 0; p < MTHPD_PMD_NR; p++)
+				if (half_page_written(p))
+					r[p * MTHPD_PAGE_SIZE] = 1;
 			break;
 		case FILL_ONE:
 			r[one_page_index(i) * MTHPD_PAGE_SIZE] = 1;
@@ -202,20 +262,30 @@ static _Noreturn void child_main(const struct layout *l, int wfd, pid_t parent)
 			break;
 		}
 	}
-	if (write(wfd, &base, sizeof(base)) != (ssize_t)sizeof(base))
+report:
+	if (write(STDOUT_FILENO, &base, sizeof(base)) != (ssize_t)sizeof(base))
 		_exit(3);
+	(void)close(STDOUT_FILENO);
 	for (;;)
 		(void)pause();
 }
 
-/* Starts a child with layout @l.  Returns its pid and its base address. */
-static pid_t spawn_child(const struct layout *l, uint64_t *ret_base, double *ret_touch_ms)
+/*
+ * Starts a child of @kind ("dense", "half", "sparse" or "idle") over @size
+ * bytes.  Returns its pid and its base address once it has touched its
+ * memory, or -1.
+ */
+static pid_t spawn_child(const char *kind, uint64_t size, uint64_t *ret_base,
+			 double *ret_touch_ms)
 {
+	char self[24], mib[24];
 	int p[2];
 	double t0 = now_ms();
-	pid_t pid, self = getpid();
+	pid_t pid;
 	ssize_t n;
 
+	(void)snprintf(self, sizeof(self), "%d", (int)getpid());
+	(void)snprintf(mib, sizeof(mib), "%" PRIu64, size / MIB);
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
 	fflush(NULL);
@@ -226,8 +296,11 @@ static pid_t spawn_child(const struct layout *l, uint64_t *ret_base, double *ret
 		return -1;
 	}
 	if (pid == 0) {
-		(void)close(p[0]);
-		child_main(l, p[1], self);
+		/* dup2 leaves the copy without O_CLOEXEC: the child's stdout. */
+		if (dup2(p[1], STDOUT_FILENO) < 0)
+			_exit(126);
+		execl("/proc/self/exe", "bench-scan", CHILD_ARG, kind, mib, self, (char *)NULL);
+		_exit(127);
 	}
 	remember_child(pid);
 	(void)close(p[1]);
@@ -330,64 +403,67 @@ static int null_sink(void *userdata, const struct mthpd_target *t,
 	return 0;
 }
 
-/* Untimed check: counts occupied pages that belong to a large folio. */
-static int folio_sink(void *userdata, const struct mthpd_target *t,
-		      const struct mthpd_range_scan *scan, const struct mthpd_range_plan *plan)
-{
-	uint64_t *large = userdata;
-
-	(void)t;
-	(void)plan;
-	for (unsigned int i = 0; i < MTHPD_PMD_NR; i++)
-		if (mthpd_bit(scan->occupied, i) && scan->folio_order[i] > 0)
-			(*large)++;
-	return 0;
-}
+/* How one in-process plan is run. */
+struct plan_cfg {
+	uint32_t orders;
+	int max_ptes_none;  /* -1: sysfs */
+	bool fallback;      /* features.pagemap_scan and .procmap_query off */
+	bool pidfd;         /* pidfd_open the target, as `mthpd plan` does; else smaps */
+};
 
 struct plan_run {
 	double total_ms; /* init + probe + knobs + open + pass + close */
 	double pass_ms;  /* mthpd_target_pass() alone */
+	bool had_pidfd;
 	struct mthpd_pass_stats st;
 };
 
 /*
- * One in-process plan, as `mthpd plan --pid PID` does it minus the output.
- * Returns 0 or -errno.
+ * One in-process plan, as `mthpd plan --pid PID` does it minus the output
+ * (daemon/main.c run(): target open, then a pidfd of the target for the
+ * refusal probe).  Returns 0 or -errno.
  */
-static int plan_once(pid_t pid, uint32_t orders, bool fallback, mthpd_range_sink sink,
-		     void *userdata, struct plan_run *ret)
+static int plan_once(pid_t pid, const struct plan_cfg *c, struct plan_run *ret)
 {
 	struct mthpd_kif kif = {.proc_fd = -1, .sys_fd = -1};
 	struct mthpd_features features;
 	struct mthpd_knobs knobs;
 	struct mthpd_target t;
 	const char *failed = NULL;
-	double t0, t1, t2;
+	double t0, t1 = 0, t2 = 0;
 	int kpf = -1, r;
 
 	t0 = now_ms();
 	r = mthpd_kif_linux_init(NULL, NULL, &kif, NULL);
 	if (r < 0)
 		return r;
-	r = mthpd_features_probe(&kif, &features);
-	if (r < 0)
-		goto out_kif;
-	if (fallback) {
-		features.pagemap_scan = false;
-		features.procmap_query = false;
-	}
 	r = mthpd_knobs_read_sysfs(&kif, 7, &knobs, &failed);
 	if (r < 0)
 		goto out_kif;
-	knobs.orders = orders;
+	knobs.orders = c->orders;
+	if (c->max_ptes_none >= 0)
+		knobs.max_ptes_none = (unsigned int)c->max_ptes_none;
+	r = mthpd_target_open(&kif, pid, false, &t);
+	if (r < 0)
+		goto out_kif;
+	if (c->pidfd) {
+		int fd = kif.ops->pidfd_open(&kif, pid);
+
+		t.pidfd = fd >= 0 ? fd : -1;
+	}
+	ret->had_pidfd = t.pidfd >= 0;
+	r = mthpd_features_probe(&kif, &features);
+	if (r < 0)
+		goto out_target;
+	if (c->fallback) {
+		features.pagemap_scan = false;
+		features.procmap_query = false;
+	}
 	kpf = kif.ops->open_proc(&kif, "kpageflags", O_RDONLY);
 	if (kpf < 0) {
 		r = kpf;
-		goto out_kif;
+		goto out_target;
 	}
-	r = mthpd_target_open(&kif, pid, false, &t);
-	if (r < 0)
-		goto out_kpf;
 
 	struct mthpd_pass_opts o = {
 		.knobs = &knobs,
@@ -396,11 +472,11 @@ static int plan_once(pid_t pid, uint32_t orders, bool fallback, mthpd_range_sink
 		.collapse = false,
 	};
 	t1 = now_ms();
-	r = mthpd_target_pass(&kif, &t, &o, sink, userdata, &ret->st);
+	r = mthpd_target_pass(&kif, &t, &o, null_sink, NULL, &ret->st);
 	t2 = now_ms();
-	mthpd_target_close(&t);
-out_kpf:
 	(void)close(kpf);
+out_target:
+	mthpd_target_close(&t);
 out_kif:
 	mthpd_kif_done(&kif);
 	if (r < 0)
@@ -410,38 +486,35 @@ out_kif:
 	return 0;
 }
 
-/* The smaps VmFlags read alone (VMAs listed beforehand, untimed). */
-static int smaps_once(pid_t pid, double *ret_ms)
-{
-	struct mthpd_kif kif = {.proc_fd = -1, .sys_fd = -1};
-	struct mthpd_vma *v = NULL;
-	size_t n = 0;
-	double t0;
-	int r;
-
-	r = mthpd_kif_linux_init(NULL, NULL, &kif, NULL);
-	if (r < 0)
-		return r;
-	r = mthpd_vmas_read(&kif, pid, true, &v, &n);
-	if (r >= 0) {
-		t0 = now_ms();
-		r = mthpd_vmas_read_nohugepage(&kif, pid, v, n);
-		*ret_ms = now_ms() - t0;
-	}
-	free(v);
-	mthpd_kif_done(&kif);
-	return r;
-}
-
-/* `mthpd plan --pid PID --json > /dev/null`, fork to wait.  Returns the exit status. */
-static int cli_once(const char *mthpd, pid_t pid, const char *disable, double *ret_ms)
+/*
+ * `mthpd plan --pid PID --json [--sizes S] [--max-ptes-none N] > /dev/null`,
+ * fork to wait.  Returns the exit status.
+ */
+static int cli_once(const char *mthpd, pid_t pid, const struct layout *l, const char *disable,
+		    double *ret_ms)
 {
 	char pidbuf[16];
+	const char *argv[12];
 	double t0 = now_ms();
+	unsigned int n = 0;
 	pid_t c;
 	int status;
 
 	(void)snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	argv[n++] = mthpd;
+	argv[n++] = "plan";
+	argv[n++] = "--pid";
+	argv[n++] = pidbuf;
+	argv[n++] = "--json";
+	if (l->cli_sizes) {
+		argv[n++] = "--sizes";
+		argv[n++] = l->cli_sizes;
+	}
+	if (l->cli_none) {
+		argv[n++] = "--max-ptes-none";
+		argv[n++] = l->cli_none;
+	}
+	argv[n] = NULL;
 	fflush(NULL);
 	c = fork();
 	if (c < 0)
@@ -455,7 +528,8 @@ static int cli_once(const char *mthpd, pid_t pid, const char *disable, double *r
 			(void)setenv("MTHPD_DISABLE", disable, 1);
 		else
 			(void)unsetenv("MTHPD_DISABLE");
-		execl(mthpd, mthpd, "plan", "--pid", pidbuf, "--json", (char *)NULL);
+		/* execv's argv is char *const[]; nothing writes through it. */
+		execv(mthpd, (char *const *)(uintptr_t)argv);
 		_exit(127);
 	}
 	while (waitpid(c, &status, 0) < 0)
@@ -463,6 +537,316 @@ static int cli_once(const char *mthpd, pid_t pid, const char *disable, double *r
 			return -1;
 	*ret_ms = now_ms() - t0;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* ---- what the pass is made of, with lib's functions ---- */
+
+/* Every populated range of every eligible VMA, read once (untimed). */
+struct preread {
+	uint64_t *addr;
+	uint64_t (*entries)[MTHPD_PMD_NR];
+	size_t n, cap;
+};
+
+/* What measure() holds open while it measures one child. */
+struct session {
+	const struct layout *l;
+	pid_t pid;
+	uint64_t base;
+	int pm_fd;
+	int kpf_fd;
+	int pidfd;
+	struct mthpd_kif kif;
+	struct mthpd_features features;
+	struct mthpd_knobs knobs;      /* the scenario's */
+	struct mthpd_vma *vmas;
+	bool *vma_has_memory;
+	size_t nvmas;
+	struct preread pre;
+};
+
+static int preread_add(struct preread *p, uint64_t addr, const uint64_t *entries)
+{
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 1024;
+		uint64_t *a = realloc(p->addr, cap * sizeof(*p->addr));
+		uint64_t(*e)[MTHPD_PMD_NR];
+
+		if (!a)
+			return -ENOMEM;
+		p->addr = a;
+		e = realloc(p->entries, cap * sizeof(*p->entries));
+		if (!e)
+			return -ENOMEM;
+		p->entries = e;
+		p->cap = cap;
+	}
+	p->addr[p->n] = addr;
+	memcpy(p->entries[p->n], entries, sizeof(p->entries[p->n]));
+	p->n++;
+	return 0;
+}
+
+/*
+ * Lists the eligible VMAs and walks them once (untimed): which have memory
+ * (the refusal probe's VMAs) and the entries of every populated range.
+ */
+static int session_prepare(struct session *s)
+{
+	struct mthpd_pagemap pm = {.kif = &s->kif, .fd = s->pm_fd,
+				   .use_scan = s->features.pagemap_scan};
+	uint64_t entries[MTHPD_PMD_NR], addr;
+	int r;
+
+	free(s->vmas);
+	free(s->vma_has_memory);
+	s->vmas = NULL;
+	s->vma_has_memory = NULL;
+	s->pre.n = 0;
+	r = mthpd_vmas_read(&s->kif, s->pid, s->features.procmap_query, &s->vmas, &s->nvmas);
+	if (r < 0)
+		return r;
+	s->vma_has_memory = calloc(s->nvmas ? s->nvmas : 1, sizeof(*s->vma_has_memory));
+	if (!s->vma_has_memory)
+		return -ENOMEM;
+	for (size_t v = 0; v < s->nvmas; v++) {
+		uint64_t cursor = s->vmas[v].start;
+
+		mthpd_pagemap_reset(&pm);
+		while ((r = mthpd_pagemap_next_range(&pm, &cursor, s->vmas[v].end, &addr,
+						     entries)) > 0) {
+			s->vma_has_memory[v] = true;
+			r = preread_add(&s->pre, addr, entries);
+			if (r < 0)
+				return r;
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* The VMA list alone: mthpd_vmas_read(), as the pass starts. */
+static int vmas_once(struct session *s, double *ret_ms)
+{
+	struct mthpd_vma *v = NULL;
+	size_t n = 0;
+	double t0 = now_ms();
+	int r;
+
+	r = mthpd_vmas_read(&s->kif, s->pid, s->features.procmap_query, &v, &n);
+	*ret_ms = now_ms() - t0;
+	free(v);
+	return r;
+}
+
+/*
+ * mthpd_pagemap_next_range() alone over every eligible VMA, with
+ * mthpd_pagemap_reset() before each, as mthpd_target_pass() walks them.
+ */
+static int walk_once(struct session *s, struct mthpd_pass_stats *st, double *ret_ms)
+{
+	struct mthpd_pagemap pm = {.kif = &s->kif, .fd = s->pm_fd,
+				   .use_scan = s->features.pagemap_scan};
+	uint64_t addr, entries[MTHPD_PMD_NR];
+	unsigned long n = 0;
+	double t0 = now_ms();
+	int r = 0;
+
+	for (size_t v = 0; v < s->nvmas && r >= 0; v++) {
+		uint64_t cursor = s->vmas[v].start;
+
+		mthpd_pagemap_reset(&pm);
+		while ((r = mthpd_pagemap_next_range(&pm, &cursor, s->vmas[v].end, &addr,
+						     entries)) > 0)
+			n++;
+	}
+	*ret_ms = now_ms() - t0;
+	if (r < 0)
+		return r;
+	*st = (struct mthpd_pass_stats){
+		.vmas = s->nvmas,
+		.ranges = n,
+		.pagemap_reads = pm.nr_range_reads,
+		.scan_ioctls = pm.nr_scan_ioctls,
+	};
+	return 0;
+}
+
+/*
+ * Whether the walk tried a block below 2M that passed its occupancy test:
+ * the condition under which mthpd_target_pass() reads the range's folio
+ * orders from kpageflags and plans it again (plan_needs_folio_orders() in
+ * lib/target.c, which is static there).
+ */
+static bool needs_folio_orders(const struct mthpd_range_plan *p)
+{
+	for (unsigned int i = 0; i < p->nr_blocks; i++)
+		if (p->blocks[i].order < MTHPD_PMD_ORDER &&
+		    p->blocks[i].reason != MTHPD_SCAN_EXCEED_NONE_PTE)
+			return true;
+	return false;
+}
+
+static bool below_pmd(const struct mthpd_knobs *k)
+{
+	return k->orders & ((1U << MTHPD_PMD_ORDER) - 1);
+}
+
+/*
+ * The pass's CPU over pre-read entries: mthpd_scan_range() (no folio orders,
+ * as the pass asks) and the first mthpd_plan_range().  With @kpf, instead
+ * only what follows for the ranges that need it: mthpd_scan_read_folio_orders()
+ * and the second mthpd_plan_range().  Each range's entries are copied to a
+ * local buffer first (not timed), so that they are as hot in the cache as
+ * right after the pread.
+ */
+static int cpu_once(const struct session *s, bool kpf, struct mthpd_pass_stats *st,
+		    double *ret_ms)
+{
+	static struct mthpd_range_scan scan;
+	static struct mthpd_range_plan plan;
+	uint64_t entries[MTHPD_PMD_NR];
+	struct mthpd_scan_ctx sc;
+	unsigned long replanned = 0;
+	double total = 0, t0;
+	int r;
+
+	mthpd_scan_ctx_init(&sc, s->kpf_fd, false);
+	for (size_t i = 0; i < s->pre.n; i++) {
+		memcpy(entries, s->pre.entries[i], sizeof(entries));
+		t0 = now_ms();
+		r = mthpd_scan_range(&sc, s->pre.addr[i], entries, &scan);
+		if (r < 0)
+			return r;
+		mthpd_plan_range(&scan, &s->knobs, NULL, NULL, &plan);
+		if (!kpf)
+			total += now_ms() - t0;
+		if (!below_pmd(&s->knobs) || scan.folio_orders_known || !needs_folio_orders(&plan))
+			continue;
+		replanned++;
+		if (!kpf)
+			continue;
+		t0 = now_ms();
+		r = mthpd_scan_read_folio_orders(&sc, entries, &scan);
+		if (r < 0)
+			return r;
+		mthpd_plan_range(&scan, &s->knobs, NULL, NULL, &plan);
+		total += now_ms() - t0;
+	}
+	*ret_ms = total;
+	*st = (struct mthpd_pass_stats){
+		.ranges = kpf ? replanned : s->pre.n,
+		.kpageflags_pfns = sc.nr_kpageflags_pfns,
+	};
+	return 0;
+}
+
+/*
+ * The refusal probe alone: one process_madvise(pidfd, {vma_start, 4 KiB},
+ * MADV_COLLAPSE, 0) per VMA with memory, through lib's kif as target.c
+ * calls it.  Returns 0, or -errno other than EINVAL (a refused VMA).
+ */
+static int probe_once(struct session *s, unsigned long *ret_n, double *ret_ms)
+{
+	unsigned long n = 0;
+	double t0 = now_ms();
+	int r = 0;
+
+	for (size_t v = 0; v < s->nvmas; v++) {
+		int64_t c;
+
+		if (!s->vma_has_memory[v])
+			continue;
+		c = s->kif.ops->collapse(&s->kif, s->pidfd, s->vmas[v].start, MTHPD_PAGE_SIZE, 0);
+		n++;
+		if (c < 0 && c != -EINVAL) {
+			r = (int)c;
+			break;
+		}
+	}
+	*ret_ms = now_ms() - t0;
+	*ret_n = n;
+	return r;
+}
+
+/*
+ * Untimed: the pages in large folios (the figures are only those of 4K
+ * memory if there are none), and for the scenario's knobs the ranges whose
+ * folio orders the pass reads, with their PFNs and the preads that takes
+ * (one per run of consecutive PFNs, as mthpd_scan_read_folio_orders()).
+ */
+struct layout_check {
+	uint64_t large, pmd_mapped;
+	unsigned long kpf_ranges, kpf_pfns, kpf_runs;
+	/* runs of at least @long_run PFNs: the only ones that can prove a folio
+	 * of the smallest order below 2M asked for (kpageflags.c's lower bound) */
+	unsigned int long_run;
+	unsigned long kpf_long_runs, kpf_long_pfns;
+};
+
+/* Pages in the run of consecutive PFNs of the occupied pages that starts at @k. */
+static unsigned int pfn_run(const struct mthpd_range_scan *scan, const uint64_t *e, unsigned int k)
+{
+	unsigned int j = k + 1;
+
+	while (j < MTHPD_PMD_NR && mthpd_bit(scan->occupied, j) &&
+	       mthpd_pagemap_pfn(e[j]) == mthpd_pagemap_pfn(e[k]) + (j - k))
+		j++;
+	return j - k;
+}
+
+static int check_layout(const struct session *s, struct layout_check *ret)
+{
+	static struct mthpd_range_scan scan;
+	static struct mthpd_range_plan plan;
+	struct layout_check c = {0};
+	struct mthpd_scan_ctx sc;
+	uint32_t small = s->knobs.orders & ((1U << MTHPD_PMD_ORDER) - 1);
+	int r;
+
+	/* A run of L PFNs proves at most order ceil(log2(L + 1)). */
+	c.long_run = small ? 1U << (__builtin_ctz(small) - 1) : MTHPD_PMD_NR;
+
+	mthpd_scan_ctx_init(&sc, s->kpf_fd, false);
+	for (size_t i = 0; i < s->pre.n; i++) {
+		const uint64_t *e = s->pre.entries[i];
+		bool needed;
+
+		r = mthpd_scan_range(&sc, s->pre.addr[i], e, &scan);
+		if (r < 0)
+			return r;
+		mthpd_plan_range(&scan, &s->knobs, NULL, NULL, &plan);
+		needed = below_pmd(&s->knobs) && !scan.folio_orders_known &&
+			 needs_folio_orders(&plan);
+		c.pmd_mapped += scan.pmd_mapped;
+		if (!scan.folio_orders_known) {
+			r = mthpd_scan_read_folio_orders(&sc, e, &scan);
+			if (r < 0)
+				return r;
+		}
+		for (unsigned int k = 0; k < MTHPD_PMD_NR; k++) {
+			bool occ = mthpd_bit(scan.occupied, k);
+
+			c.large += occ && scan.folio_order[k] > 0;
+			if (!needed || !occ)
+				continue;
+			c.kpf_pfns++;
+			if (k == 0 || !mthpd_bit(scan.occupied, k - 1) ||
+			    mthpd_pagemap_pfn(e[k]) != mthpd_pagemap_pfn(e[k - 1]) + 1) {
+				unsigned int run = pfn_run(&scan, e, k);
+
+				c.kpf_runs++;
+				if (run >= c.long_run) {
+					c.kpf_long_runs++;
+					c.kpf_long_pfns += run;
+				}
+			}
+		}
+		c.kpf_ranges += needed;
+	}
+	*ret = c;
+	return 0;
 }
 
 /* ---- figures ---- */
@@ -487,41 +871,84 @@ static double median(const double *v, unsigned int n)
 
 enum method {
 	M_FLOOR,
-	M_PLAN_2M,
+	M_PLAN,          /* the scenario's plan, pidfd probe */
+	M_VMAS,          /*   its parts */
 	M_WALK,
 	M_CPU,
-	M_SMAPS,
-	M_PLAN_64K,
-	M_PLAN_FALLBACK,
+	M_KPF,           /*   half only */
+	M_PROBE,
+	M_PLAN_SMAPS,    /* dense, sparse */
+	M_PLAN_64K,      /* dense, sparse */
+	M_PLAN_2M,       /* half: without the size below 2M */
+	M_PLAN_FALLBACK, /* dense, sparse */
 	M_CLI,
-	M_CLI_FALLBACK,
-	M_FULL,
-	/* prototypes of proposed changes to lib/ (bench code, not mthpd's) */
-	M_P_TAIL,
-	M_P_BATCH,
-	M_P_CPU,
-	M_P_PROBE,
-	M_P_PASS,
+	M_CLI_FALLBACK,  /* dense, sparse */
+	M_CLI_IDLE,
+	M_CLI_NET,       /* derived: M_CLI - M_CLI_IDLE, not measured */
+	M_FULL,          /* sparse */
 	M_NR,
 };
 
-static const char *const method_names[M_NR] = {
-	[M_FLOOR] = "floor: pagemap of the resident ranges",
-	[M_PLAN_2M] = "plan 2M (in-process)",
-	[M_WALK] = "  populated-range walk (pagemap.c)",
-	[M_CPU] = "  scan+plan CPU (scan.c, plan.c)",
-	[M_SMAPS] = "  smaps VmFlags read (vmas.c)",
-	[M_PLAN_64K] = "plan 2M,64K (in-process)",
-	[M_PLAN_FALLBACK] = "plan 2M, no PAGEMAP_SCAN/PROCMAP_QUERY",
-	[M_CLI] = "mthpd plan --json (CLI, fork..wait)",
-	[M_CLI_FALLBACK] = "  same, MTHPD_DISABLE=pagemap_scan,...",
-	[M_FULL] = "pagemap of the whole mapping",
-	[M_P_TAIL] = "P1 walk: read ahead only after a full tail",
-	[M_P_BATCH] = "P2 walk: P1 + batched PAGEMAP_SCAN",
-	[M_P_CPU] = "P3 scan + word-level 2M verdict",
-	[M_P_PROBE] = "P4 MADV_COLLAPSE 4K probe per VMA",
-	[M_P_PASS] = "P2+P3+P4: prototype plan 2M pass",
-};
+static bool method_applies(const struct layout *l, enum method m)
+{
+	switch (m) {
+	case M_KPF:
+	case M_PLAN_2M:
+		return l->kind == SC_HALF;
+	case M_PLAN_SMAPS:
+	case M_PLAN_64K:
+	case M_PLAN_FALLBACK:
+	case M_CLI_FALLBACK:
+		return l->kind != SC_HALF;
+	case M_FULL:
+		return l->kind == SC_SPARSE;
+	default:
+		return true;
+	}
+}
+
+static const char *method_name(const struct layout *l, enum method m)
+{
+	bool half = l->kind == SC_HALF;
+
+	switch (m) {
+	case M_FLOOR:
+		return "floor: pagemap of the resident ranges";
+	case M_PLAN:
+		return half ? "plan 2M,64K none=0 (in-process)" : "plan 2M (in-process)";
+	case M_VMAS:
+		return "  VMA list (vmas.c)";
+	case M_WALK:
+		return "  populated-range walk (pagemap.c)";
+	case M_CPU:
+		return "  scan+plan CPU (scan.c, plan.c)";
+	case M_KPF:
+		return "  kpageflags reads + re-plan (scan.c)";
+	case M_PROBE:
+		return "  refusal probe: 4K MADV_COLLAPSE per VMA";
+	case M_PLAN_SMAPS:
+		return "plan 2M, no pidfd: smaps fallback";
+	case M_PLAN_64K:
+		return "plan 2M,64K (in-process)";
+	case M_PLAN_2M:
+		return "plan 2M none=0 (no kpageflags needed)";
+	case M_PLAN_FALLBACK:
+		return "plan 2M, no PAGEMAP_SCAN/PROCMAP_QUERY";
+	case M_CLI:
+		return "mthpd plan --json (CLI, fork..wait)";
+	case M_CLI_FALLBACK:
+		return "  same, MTHPD_DISABLE=pagemap_scan,...";
+	case M_CLI_IDLE:
+		return "  same on an idle process: fixed cost";
+	case M_CLI_NET:
+		return "  CLI minus fixed cost (derived)";
+	case M_FULL:
+		return "pagemap of the whole mapping";
+	case M_NR:
+		break;
+	}
+	return "?";
+}
 
 struct figures {
 	double ms[M_NR][MAX_RUNS];
@@ -530,509 +957,73 @@ struct figures {
 	double pass_ms[M_NR][MAX_RUNS];
 	struct mthpd_pass_stats st[M_NR];
 	bool have_st[M_NR];
+	const char *refusal[M_NR]; /* how VM_NOHUGEPAGE was asked: "probe", "smaps" */
+	unsigned long probes;
 };
 
 struct opts {
 	const char *mthpd;
 	unsigned int runs;
-	uint64_t dense_size, sparse_size;
-	const char *only;         /* "dense" or "sparse": one scenario */
-	unsigned int plan_loop;   /* profiling aid: only N plan 2M passes per child */
+	uint64_t dense_size, half_size, sparse_size;
+	const char *only;         /* one scenario */
+	unsigned int plan_loop;   /* profiling aid: only N plan passes per child */
 	bool samples;             /* also print every sample (stderr) */
 };
 
 static void print_header(void)
 {
-	printf("%-8s %-42s %8s %8s %8s %8s %7s %6s %8s %6s %8s %5s\n", "scenario", "method",
+	printf("%-8s %-42s %8s %8s %8s %8s %7s %6s %8s %6s %8s %7s\n", "scenario", "method",
 	       "resident", "floor ms", "time ms", "pass ms", "ratio", "%pass", "pm reads",
-	       "ioctls", "kpf PFNs", "smaps");
+	       "ioctls", "kpf PFNs", "refusal");
 }
 
-/* Rows that only walk: no plan, no kpageflags, no smaps. */
-static bool walk_only(enum method m)
+static bool is_part(enum method m)
 {
-	return m == M_WALK || m == M_P_TAIL || m == M_P_BATCH;
+	return m == M_VMAS || m == M_WALK || m == M_CPU || m == M_KPF || m == M_PROBE;
 }
 
-/* @pass_ms: the plan 2M pass, for the share of the rows that are parts of it. */
-static void print_row(const char *scen, enum method m, uint64_t resident, double floor_ms,
+static bool is_plan(enum method m)
+{
+	return m == M_PLAN || m == M_PLAN_SMAPS || m == M_PLAN_64K || m == M_PLAN_2M ||
+	       m == M_PLAN_FALLBACK;
+}
+
+/* @pass_ms: the scenario's plan pass, for the share of the rows that are parts of it. */
+static void print_row(const struct layout *l, enum method m, uint64_t resident, double floor_ms,
 		      double pass_ms, const struct figures *f, unsigned int runs)
 {
-	double t = median(f->ms[m], runs), ratios[MAX_RUNS];
+	double ms[MAX_RUNS], ratios[MAX_RUNS], t;
 	char pass[16] = "-", share[16] = "", reads[24] = "-", ioctls[24] = "-", kpf[24] = "-";
-	const char *smaps = "-";
+	const char *refusal = f->refusal[m] ? f->refusal[m] : "-";
 
+	for (unsigned int i = 0; i < runs; i++) {
+		if (m == M_CLI_NET) {
+			ms[i] = f->ms[M_CLI][i] - f->ms[M_CLI_IDLE][i];
+			ratios[i] = ms[i] / f->floor_ms[M_CLI][i];
+		} else {
+			ms[i] = f->ms[m][i];
+			ratios[i] = ms[i] / f->floor_ms[m][i];
+		}
+	}
+	t = median(ms, runs);
 	if (f->have_st[m]) {
 		const struct mthpd_pass_stats *st = &f->st[m];
 
-		(void)snprintf(reads, sizeof(reads), "%lu", st->pagemap_reads);
-		(void)snprintf(ioctls, sizeof(ioctls), "%lu", st->scan_ioctls);
-		if (!walk_only(m)) {
-			(void)snprintf(pass, sizeof(pass), "%.2f", median(f->pass_ms[m], runs));
+		if (m != M_CPU && m != M_KPF) {
+			(void)snprintf(reads, sizeof(reads), "%lu", st->pagemap_reads);
+			(void)snprintf(ioctls, sizeof(ioctls), "%lu", st->scan_ioctls);
+		}
+		if (m != M_WALK)
 			(void)snprintf(kpf, sizeof(kpf), "%lu", st->kpageflags_pfns);
-			smaps = m == M_P_PASS ? "probe" : st->smaps_read ? "yes" : "no";
-		}
+		if (is_plan(m))
+			(void)snprintf(pass, sizeof(pass), "%.2f", median(f->pass_ms[m], runs));
 	}
-	if (m == M_WALK || m == M_CPU || m == M_SMAPS)
+	if (is_part(m))
 		(void)snprintf(share, sizeof(share), "%.0f%%", 100.0 * t / pass_ms);
-	for (unsigned int i = 0; i < runs; i++)
-		ratios[i] = f->ms[m][i] / f->floor_ms[m][i];
-	printf("%-8s %-42s %8" PRIu64 " %8.2f %8.2f %8s %6.2fx %6s %8s %6s %8s %5s\n", scen,
-	       method_names[m], resident, floor_ms, t, pass, median(ratios, runs), share, reads,
-	       ioctls, kpf, smaps);
+	printf("%-8s %-42s %8" PRIu64 " %8.2f %8.2f %8s %6.2fx %6s %8s %6s %8s %7s\n", l->name,
+	       method_name(l, m), resident, floor_ms, t, pass, median(ratios, runs), share, reads,
+	       ioctls, kpf, refusal);
 }
-
-/*
- * mthpd_pagemap_next_range() alone over the bench's mapping: how the pass
- * finds the populated ranges and reads their entries.
- */
-static int walk_once(struct mthpd_kif *kif, int pm_fd, const struct layout *l, uint64_t base,
-		     const struct mthpd_features *features, struct mthpd_pass_stats *st,
-		     double *ret_ms)
-{
-	struct mthpd_pagemap pm = {.kif = kif, .fd = pm_fd, .use_scan = features->pagemap_scan};
-	uint64_t cursor = base, addr, entries[MTHPD_PMD_NR];
-	unsigned long n = 0;
-	double t0 = now_ms();
-	int r;
-
-	while ((r = mthpd_pagemap_next_range(&pm, &cursor, base + l->size, &addr, entries)) > 0)
-		n++;
-	*ret_ms = now_ms() - t0;
-	if (r < 0)
-		return r;
-	*st = (struct mthpd_pass_stats){
-		.ranges = n,
-		.pagemap_reads = pm.nr_range_reads,
-		.scan_ioctls = pm.nr_scan_ioctls,
-	};
-	return 0;
-}
-
-/* Entries of every populated range, read once, for timing the CPU part alone. */
-struct preread {
-	uint64_t *addr;
-	uint64_t (*entries)[MTHPD_PMD_NR];
-	size_t n;
-};
-
-static int preread_fill(int pm_fd, const struct layout *l, uint64_t base, struct preread *p)
-{
-	size_t cap = 0;
-
-	for (uint64_t i = 0; i < l->size / MTHPD_PMD_SIZE; i++)
-		cap += range_fill(l, i) != FILL_NONE;
-	p->addr = calloc(cap ? cap : 1, sizeof(*p->addr));
-	p->entries = calloc(cap ? cap : 1, sizeof(*p->entries));
-	p->n = 0;
-	if (!p->addr || !p->entries)
-		return -ENOMEM;
-	for (uint64_t i = 0; i < l->size / MTHPD_PMD_SIZE; i++) {
-		uint64_t addr = base + i * MTHPD_PMD_SIZE;
-
-		if (range_fill(l, i) == FILL_NONE)
-			continue;
-		if (pread_all(pm_fd, p->entries[p->n], sizeof(p->entries[p->n]),
-			      (off_t)(addr / MTHPD_PAGE_SIZE * 8)) < 0)
-			return -errno;
-		p->addr[p->n++] = addr;
-	}
-	return 0;
-}
-
-/*
- * mthpd_scan_range() + mthpd_plan_range() over pre-read entries: the pass's
- * own CPU.  Each range's entries are copied to a local buffer first (not
- * timed), so that they are as hot in the cache as right after the pread.
- */
-static int cpu_once(const struct preread *p, const struct mthpd_knobs *knobs, int kpf_fd,
-		    struct mthpd_pass_stats *st, double *ret_ms)
-{
-	static struct mthpd_range_scan scan;
-	static struct mthpd_range_plan plan;
-	uint64_t entries[MTHPD_PMD_NR];
-	struct mthpd_scan_ctx sc;
-	unsigned long blocks = 0;
-	double total = 0, t0;
-	int r;
-
-	mthpd_scan_ctx_init(&sc, kpf_fd, knobs->orders & ((1U << MTHPD_PMD_ORDER) - 1));
-	for (size_t i = 0; i < p->n; i++) {
-		memcpy(entries, p->entries[i], sizeof(entries));
-		t0 = now_ms();
-		r = mthpd_scan_range(&sc, p->addr[i], entries, &scan);
-		if (r < 0)
-			return r;
-		mthpd_plan_range(&scan, knobs, NULL, NULL, &plan);
-		total += now_ms() - t0;
-		blocks += plan.nr_blocks;
-	}
-	*ret_ms = total;
-	*st = (struct mthpd_pass_stats){
-		.ranges = p->n,
-		.blocks_planned = blocks,
-		.kpageflags_pfns = sc.nr_kpageflags_pfns,
-	};
-	return 0;
-}
-
-/* ---- prototypes of the proposed changes (see bench/README.md) ---- */
-
-/*
- * P1 and P2: the populated-range walk of lib/pagemap.c with two changes.
- * P1: read the next 2 MiB range straight away only when the last entry of
- * the range just read is populated (dense memory runs on; a range that ends
- * in a hole is followed by a hole more often than not), and only past what
- * PAGEMAP_SCAN has already reported on.  Otherwise ask PAGEMAP_SCAN.
- * P2: ask it for up to @vec_len regions at once, bounded by @max_pages pages
- * so that a dense stretch is not walked twice, and read exactly the ranges
- * the regions touch.  Everything below walk_end is known: a range there
- * with no region is empty and is not read.
- */
-struct proto_walk {
-	int fd;
-	uint64_t cur, end;
-	uint64_t known_end; /* PAGEMAP_SCAN reported every populated page below this */
-	unsigned int vec_len;
-	uint64_t max_pages;
-	struct page_region reg[256];
-	unsigned int nreg, ri;
-	bool read_ahead;
-	unsigned long reads, ioctls;
-};
-
-static void proto_walk_init(struct proto_walk *w, int fd, uint64_t start, uint64_t end,
-			    unsigned int vec_len, uint64_t max_pages)
-{
-	*w = (struct proto_walk){
-		.fd = fd,
-		.cur = start,
-		.end = end,
-		.known_end = start,
-		.vec_len = vec_len < 256 ? vec_len : 256,
-		.max_pages = max_pages,
-	};
-}
-
-static bool entry_populated(uint64_t e)
-{
-	return e & (PM_PRESENT | PM_SWAP);
-}
-
-static int proto_scan(struct proto_walk *w)
-{
-	struct pm_scan_arg arg = {
-		.size = sizeof(arg),
-		.start = w->cur,
-		.end = w->end,
-		.vec = (uint64_t)(uintptr_t)w->reg,
-		.vec_len = w->vec_len,
-		.max_pages = w->max_pages,
-		.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
-		.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
-	};
-	int r;
-
-	w->ioctls++;
-	r = ioctl(w->fd, PAGEMAP_SCAN, &arg);
-	if (r < 0)
-		return -errno;
-	w->nreg = (unsigned int)r;
-	w->ri = 0;
-	/* A walk that stopped early reports where; one that did not, the end. */
-	w->known_end = arg.walk_end > w->cur ? arg.walk_end : w->end;
-	return 0;
-}
-
-/* Returns 1 with the next populated range, 0 at the end, -errno. */
-static int proto_walk_next(struct proto_walk *w, uint64_t *ret_addr, uint64_t *entries)
-{
-	while (w->cur < w->end) {
-		uint64_t addr;
-		bool any = false;
-		int r;
-
-		while (w->ri < w->nreg && w->reg[w->ri].end <= w->cur)
-			w->ri++;
-		if (w->ri < w->nreg) {
-			addr = w->reg[w->ri].start > w->cur ? w->reg[w->ri].start : w->cur;
-			addr &= ~(MTHPD_PMD_SIZE - 1);
-		} else if ((w->known_end & ~(MTHPD_PMD_SIZE - 1)) > w->cur) {
-			/* Reported empty up to known_end: skip without reading. */
-			w->cur = w->known_end & ~(MTHPD_PMD_SIZE - 1);
-			w->read_ahead = false;
-			continue;
-		} else if (w->read_ahead) {
-			addr = w->cur;
-		} else {
-			r = proto_scan(w);
-			if (r < 0)
-				return r;
-			if (w->nreg == 0 && w->known_end >= w->end)
-				break;
-			continue;
-		}
-		w->reads++;
-		if (pread_all(w->fd, entries, MTHPD_PMD_NR * sizeof(*entries),
-			      (off_t)(addr / MTHPD_PAGE_SIZE * 8)) < 0)
-			return -errno;
-		w->cur = addr + MTHPD_PMD_SIZE;
-		for (unsigned int i = 0; i < MTHPD_PMD_NR && !any; i++)
-			any = entry_populated(entries[i]);
-		w->read_ahead = entry_populated(entries[MTHPD_PMD_NR - 1]);
-		if (any) {
-			*ret_addr = addr;
-			return 1;
-		}
-	}
-	w->cur = w->end;
-	return 0;
-}
-
-static int proto_walk_once(const struct layout *l, uint64_t base, int pm_fd,
-			   unsigned int vec_len, uint64_t max_pages, struct mthpd_pass_stats *st,
-			   double *ret_ms)
-{
-	struct proto_walk w = {0};
-	uint64_t addr, entries[MTHPD_PMD_NR];
-	unsigned long n = 0;
-	double t0 = now_ms();
-	int r;
-
-	proto_walk_init(&w, pm_fd, base, base + l->size, vec_len, max_pages);
-	while ((r = proto_walk_next(&w, &addr, entries)) > 0)
-		n++;
-	*ret_ms = now_ms() - t0;
-	if (r < 0)
-		return r;
-	*st = (struct mthpd_pass_stats){.ranges = n, .pagemap_reads = w.reads, .scan_ioctls = w.ioctls};
-	return 0;
-}
-
-/*
- * P3: the 2M-only verdict from whole-bitmap counts.  collapse_scan_pmd()
- * counts in PTE order and stops at the first limit exceeded; the counts only
- * grow, so it stops at all only if a final count exceeds its limit, and if
- * exactly one does, that one is the reason.  Only with two or more exceeded
- * does the PTE order matter: then false, and the caller uses plan.c.
- */
-static bool plan_fast_2m(const struct mthpd_range_scan *s, const struct mthpd_knobs *k,
-			 enum mthpd_scan_result *ret)
-{
-	unsigned int none = 0, unmapped = 0, shared = 0, exceeded;
-	bool guard = false;
-
-	if (k->orders != 1U << MTHPD_PMD_ORDER)
-		return false;
-	if (s->pmd_mapped) {
-		*ret = MTHPD_SCAN_PMD_MAPPED;
-		return true;
-	}
-	for (unsigned int w = 0; w < MTHPD_BITMAP_WORDS; w++) {
-		uint64_t occ = s->occupied[w], nonpresent = (s->swap[w] | s->guard[w]) & ~occ;
-
-		none += (unsigned int)__builtin_popcountll(~(occ | nonpresent));
-		unmapped += (unsigned int)__builtin_popcountll(nonpresent);
-		shared += (unsigned int)__builtin_popcountll(s->shared[w] & occ);
-		guard = guard || s->guard[w];
-	}
-	exceeded = (none > k->max_ptes_none ? 1U : 0U) + (unmapped > k->max_ptes_swap ? 1U : 0U) +
-		   (shared > k->max_ptes_shared ? 1U : 0U);
-	if (exceeded > 1)
-		return false;
-	if (none > k->max_ptes_none)
-		*ret = MTHPD_SCAN_EXCEED_NONE_PTE;
-	else if (unmapped > k->max_ptes_swap)
-		*ret = MTHPD_SCAN_EXCEED_SWAP_PTE;
-	else if (shared > k->max_ptes_shared)
-		*ret = MTHPD_SCAN_EXCEED_SHARED_PTE;
-	else
-		*ret = guard ? MTHPD_SCAN_PTE_NON_PRESENT : MTHPD_SCAN_SUCCEED;
-	return true;
-}
-
-/* Untimed: P3 gives plan.c's verdict on every range.  Returns the mismatches. */
-static unsigned long plan_fast_check(const struct preread *p, const struct mthpd_knobs *knobs,
-				     int kpf_fd)
-{
-	static struct mthpd_range_scan scan;
-	static struct mthpd_range_plan plan;
-	struct mthpd_scan_ctx sc;
-	unsigned long bad = 0;
-	enum mthpd_scan_result v;
-
-	mthpd_scan_ctx_init(&sc, kpf_fd, false);
-	for (size_t i = 0; i < p->n; i++) {
-		if (mthpd_scan_range(&sc, p->addr[i], p->entries[i], &scan) < 0)
-			return ULONG_MAX;
-		mthpd_plan_range(&scan, knobs, NULL, NULL, &plan);
-		if (plan_fast_2m(&scan, knobs, &v) &&
-		    (plan.nr_blocks != 1 || plan.blocks[0].reason != v))
-			bad++;
-	}
-	return bad;
-}
-
-static int proto_cpu_once(const struct preread *p, const struct mthpd_knobs *knobs, int kpf_fd,
-			  double *ret_ms)
-{
-	static struct mthpd_range_scan scan;
-	static struct mthpd_range_plan plan;
-	uint64_t entries[MTHPD_PMD_NR];
-	struct mthpd_scan_ctx sc;
-	enum mthpd_scan_result v;
-	double total = 0, t0;
-	int r;
-
-	mthpd_scan_ctx_init(&sc, kpf_fd, false);
-	for (size_t i = 0; i < p->n; i++) {
-		memcpy(entries, p->entries[i], sizeof(entries));
-		t0 = now_ms();
-		r = mthpd_scan_range(&sc, p->addr[i], entries, &scan);
-		if (r < 0)
-			return r;
-		if (!plan_fast_2m(&scan, knobs, &v))
-			mthpd_plan_range(&scan, knobs, NULL, NULL, &plan);
-		total += now_ms() - t0;
-	}
-	*ret_ms = total;
-	return 0;
-}
-
-/*
- * P4: VM_NOHUGEPAGE without smaps.  MADV_COLLAPSE on a 4 KiB range holds no
- * whole PMD, so it collapses nothing; the kernel still runs its VMA check
- * first and answers EINVAL where it refuses the VMA (VM_NOHUGEPAGE among
- * others).  Returns 1 eligible, 0 refused, -errno.
- */
-static int collapse_probe(int pidfd, uint64_t vma_start)
-{
-	struct iovec iov = {.iov_base = (void *)(uintptr_t)vma_start, .iov_len = MTHPD_PAGE_SIZE};
-	long r = syscall(SYS_process_madvise, pidfd, &iov, 1UL, MADV_COLLAPSE, 0U);
-
-	if (r >= 0)
-		return 1;
-	return errno == EINVAL ? 0 : -errno;
-}
-
-static int proto_probe_once(pid_t pid, double *ret_ms)
-{
-	struct mthpd_kif kif = {.proc_fd = -1, .sys_fd = -1};
-	struct mthpd_vma *v = NULL;
-	size_t n = 0;
-	double t0;
-	int r, pidfd;
-
-	r = mthpd_kif_linux_init(NULL, NULL, &kif, NULL);
-	if (r < 0)
-		return r;
-	r = mthpd_vmas_read(&kif, pid, true, &v, &n);
-	mthpd_kif_done(&kif);
-	if (r < 0)
-		return r;
-	t0 = now_ms();
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0U);
-	if (pidfd < 0) {
-		r = -errno;
-	} else {
-		for (size_t i = 0; i < n && r >= 0; i++)
-			r = collapse_probe(pidfd, v[i].start);
-		(void)close(pidfd);
-	}
-	*ret_ms = now_ms() - t0;
-	free(v);
-	return r < 0 ? r : 0;
-}
-
-/*
- * P1-P4 in one pass over every eligible VMA, as mthpd_target_pass() would
- * run with them: VMAs from PROCMAP_QUERY, the P2 walk, scan.c, the P3
- * verdict (plan.c where it does not decide), and the P4 probe once per VMA
- * that has something to collapse.  Timed like the "pass ms" of plan 2M.
- */
-static int proto_pass_once(pid_t pid, int pm_fd, int kpf_fd, const struct mthpd_knobs *knobs,
-			   struct mthpd_pass_stats *st, double *ret_ms)
-{
-	static struct mthpd_range_scan scan;
-	static struct mthpd_range_plan plan;
-	struct mthpd_kif kif = {.proc_fd = -1, .sys_fd = -1};
-	struct mthpd_pass_stats o = {0};
-	struct mthpd_vma *v = NULL;
-	struct mthpd_scan_ctx sc;
-	struct proto_walk w = {0};
-	uint64_t addr, entries[MTHPD_PMD_NR];
-	size_t n = 0;
-	int r, pidfd = -1;
-	double t0;
-
-	r = mthpd_kif_linux_init(NULL, NULL, &kif, NULL);
-	if (r < 0)
-		return r;
-	t0 = now_ms();
-	mthpd_scan_ctx_init(&sc, kpf_fd, false);
-	r = mthpd_vmas_read(&kif, pid, true, &v, &n);
-	if (r < 0)
-		goto out;
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0U);
-	if (pidfd < 0) {
-		r = -errno;
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		bool probed = false, refused = false;
-
-		proto_walk_init(&w, pm_fd, v[i].start, v[i].end, 256, 4096);
-		while ((r = proto_walk_next(&w, &addr, entries)) > 0) {
-			enum mthpd_scan_result verdict;
-			bool collapse;
-
-			o.ranges++;
-			r = mthpd_scan_range(&sc, addr, entries, &scan);
-			if (r < 0)
-				goto out;
-			if (plan_fast_2m(&scan, knobs, &verdict)) {
-				collapse = verdict == MTHPD_SCAN_SUCCEED;
-			} else {
-				mthpd_plan_range(&scan, knobs, NULL, NULL, &plan);
-				collapse = plan.nr_collapsed > 0;
-			}
-			if (collapse && !probed) {
-				r = collapse_probe(pidfd, v[i].start);
-				if (r < 0)
-					goto out;
-				probed = true;
-				refused = r == 0;
-			}
-			o.blocks_planned += collapse && !refused;
-		}
-		o.pagemap_reads += w.reads;
-		o.scan_ioctls += w.ioctls;
-		if (r < 0)
-			goto out;
-	}
-	r = 0;
-out:
-	*ret_ms = now_ms() - t0;
-	if (pidfd >= 0)
-		(void)close(pidfd);
-	free(v);
-	mthpd_kif_done(&kif);
-	o.vmas = n;
-	o.kpageflags_pfns = sc.nr_kpageflags_pfns;
-	*st = o;
-	return r;
-}
-
-/* What measure() holds open while it measures one child. */
-struct session {
-	pid_t pid;
-	int pm_fd;
-	int kpf_fd;
-	struct mthpd_kif kif;
-	struct mthpd_features features;
-	struct mthpd_knobs knobs;
-	struct preread pre;
-};
 
 static void session_end(struct session *s)
 {
@@ -1040,103 +1031,118 @@ static void session_end(struct session *s)
 		(void)close(s->pm_fd);
 	if (s->kpf_fd >= 0)
 		(void)close(s->kpf_fd);
+	if (s->pidfd >= 0)
+		(void)close(s->pidfd);
 	mthpd_kif_done(&s->kif);
 	free(s->pre.addr);
 	free(s->pre.entries);
+	free(s->vmas);
+	free(s->vma_has_memory);
 	if (s->pid > 0)
 		reap_child(s->pid);
 }
 
 /* The floor once: 512 pagemap entries of each resident range. */
-static int floor_sample(const struct layout *l, uint64_t base, struct session *s,
-			uint64_t *xsink, double *ret_ms)
+static int floor_sample(const struct session *s, uint64_t *xsink, double *ret_ms)
 {
 	double t0 = now_ms();
 
-	if (floor_read(s->pm_fd, l, base, xsink) < 0)
+	if (floor_read(s->pm_fd, s->l, s->base, xsink) < 0)
 		return -errno;
 	*ret_ms = now_ms() - t0;
 	return 0;
+}
+
+static struct plan_cfg method_cfg(const struct layout *l, enum method m)
+{
+	struct plan_cfg c = {
+		.orders = l->orders,
+		.max_ptes_none = l->max_ptes_none,
+		.fallback = m == M_PLAN_FALLBACK,
+		.pidfd = m != M_PLAN_SMAPS,
+	};
+
+	if (m == M_PLAN_64K)
+		c.orders = ORDERS_2M_64K;
+	if (m == M_PLAN_2M)
+		c.orders = ORDERS_2M;
+	return c;
 }
 
 /*
  * One method once, into sample slot @i, paired with a floor measured just
  * before it: the ratio of the pair does not drift with the host's speed.
  */
-static int measure_one(const struct opts *op, const struct layout *l, uint64_t base,
-		       struct session *s, struct figures *f, enum method m, unsigned int i,
-		       uint64_t *xsink)
+static int measure_one(const struct opts *op, struct session *s, pid_t idle, struct figures *f,
+		       enum method m, unsigned int i, uint64_t *xsink)
 {
-	static const uint32_t orders_2m = 1U << MTHPD_PMD_ORDER;
-	static const uint32_t orders_64k = (1U << MTHPD_PMD_ORDER) | (1U << 4);
+	const struct layout *l = s->l;
 	struct plan_run pr;
 	double ms = 0;
 	int r;
 
-	r = floor_sample(l, base, s, xsink, &f->floor_ms[m][i]);
+	r = floor_sample(s, xsink, &f->floor_ms[m][i]);
 	if (r < 0)
 		return r;
 	switch (m) {
 	case M_FLOOR:
-		r = floor_sample(l, base, s, xsink, &ms);
+		r = floor_sample(s, xsink, &ms);
 		break;
-	case M_PLAN_2M:
+	case M_PLAN:
+	case M_PLAN_SMAPS:
 	case M_PLAN_64K:
-	case M_PLAN_FALLBACK:
-		r = plan_once(s->pid, m == M_PLAN_64K ? orders_64k : orders_2m,
-			      m == M_PLAN_FALLBACK, null_sink, NULL, &pr);
+	case M_PLAN_2M:
+	case M_PLAN_FALLBACK: {
+		struct plan_cfg c = method_cfg(l, m);
+
+		r = plan_once(s->pid, &c, &pr);
 		if (r < 0)
 			break;
 		ms = pr.total_ms;
 		f->pass_ms[m][i] = pr.pass_ms;
 		f->st[m] = pr.st;
 		f->have_st[m] = true;
+		f->refusal[m] = pr.st.smaps_read ? "smaps" : pr.had_pidfd ? "probe" : "none";
+		break;
+	}
+	case M_VMAS:
+		r = vmas_once(s, &ms);
 		break;
 	case M_WALK:
-		r = walk_once(&s->kif, s->pm_fd, l, base, &s->features, &f->st[m], &ms);
+		r = walk_once(s, &f->st[m], &ms);
 		f->have_st[m] = true;
 		break;
 	case M_CPU:
-		r = cpu_once(&s->pre, &s->knobs, s->kpf_fd, &f->st[m], &ms);
+	case M_KPF:
+		r = cpu_once(s, m == M_KPF, &f->st[m], &ms);
+		f->have_st[m] = true;
 		break;
-	case M_SMAPS:
-		r = smaps_once(s->pid, &ms);
+	case M_PROBE:
+		r = probe_once(s, &f->probes, &ms);
+		f->refusal[m] = "probe";
 		break;
 	case M_CLI:
 	case M_CLI_FALLBACK:
-		r = cli_once(op->mthpd, s->pid,
-			     m == M_CLI_FALLBACK ? "pagemap_scan,procmap_query" : NULL, &ms);
+	case M_CLI_IDLE: {
+		pid_t pid = m == M_CLI_IDLE ? idle : s->pid;
+		const char *disable = m == M_CLI_FALLBACK ? "pagemap_scan,procmap_query" : NULL;
+
+		r = cli_once(op->mthpd, pid, l, disable, &ms);
 		if (r != 0) {
 			fprintf(stderr, "bench-scan: %s%s plan --pid %d exited %d\n",
-				m == M_CLI_FALLBACK ? "MTHPD_DISABLE=... " : "", op->mthpd,
-				(int)s->pid, r);
+				disable ? "MTHPD_DISABLE=... " : "", op->mthpd, (int)pid, r);
 			r = -ECHILD;
 		}
 		break;
+	}
 	case M_FULL: {
 		double t0 = now_ms();
 
-		r = full_read(s->pm_fd, l, base, xsink) < 0 ? -errno : 0;
+		r = full_read(s->pm_fd, l, s->base, xsink) < 0 ? -errno : 0;
 		ms = now_ms() - t0;
 		break;
 	}
-	case M_P_TAIL:
-	case M_P_BATCH:
-		r = proto_walk_once(l, base, s->pm_fd, m == M_P_TAIL ? 1 : 256,
-				    m == M_P_TAIL ? 1 : 4096, &f->st[m], &ms);
-		f->have_st[m] = true;
-		break;
-	case M_P_CPU:
-		r = proto_cpu_once(&s->pre, &s->knobs, s->kpf_fd, &ms);
-		break;
-	case M_P_PROBE:
-		r = proto_probe_once(s->pid, &ms);
-		break;
-	case M_P_PASS:
-		r = proto_pass_once(s->pid, s->pm_fd, s->kpf_fd, &s->knobs, &f->st[m], &ms);
-		f->pass_ms[m][i] = ms;
-		f->have_st[m] = true;
-		break;
+	case M_CLI_NET:
 	case M_NR:
 		break;
 	}
@@ -1144,78 +1150,94 @@ static int measure_one(const struct opts *op, const struct layout *l, uint64_t b
 	return r;
 }
 
+static int session_start(struct session *s, const struct layout *l, double *ret_touch_ms)
+{
+	const char *failed = NULL;
+	int r;
+
+	s->l = l;
+	s->pid = spawn_child(l->name, l->size, &s->base, ret_touch_ms);
+	if (s->pid < 0) {
+		fprintf(stderr, "bench-scan: %s: the child could not map or touch its memory\n",
+			l->name);
+		return -ECHILD;
+	}
+	s->pm_fd = open_pagemap(s->pid);
+	if (s->pm_fd < 0)
+		return -errno;
+	r = mthpd_kif_linux_init(NULL, NULL, &s->kif, NULL);
+	if (r < 0)
+		return r;
+	r = mthpd_features_probe(&s->kif, &s->features);
+	if (r < 0)
+		return r;
+	r = mthpd_knobs_read_sysfs(&s->kif, 7, &s->knobs, &failed);
+	if (r < 0)
+		return r;
+	s->knobs.orders = l->orders;
+	if (l->max_ptes_none >= 0)
+		s->knobs.max_ptes_none = (unsigned int)l->max_ptes_none;
+	s->kpf_fd = s->kif.ops->open_proc(&s->kif, "kpageflags", O_RDONLY);
+	if (s->kpf_fd < 0)
+		return s->kpf_fd;
+	s->pidfd = s->kif.ops->pidfd_open(&s->kif, s->pid);
+	if (s->pidfd < 0)
+		return s->pidfd;
+	return session_prepare(s);
+}
+
 /* Lays out one child, runs every method @runs times (after a warm-up round), prints. */
-static int measure(const struct opts *op, const struct layout *l, bool first)
+static int measure(const struct opts *op, const struct layout *l, pid_t idle, bool first)
 {
 	static struct figures f;
-	struct session s = {.pm_fd = -1, .kpf_fd = -1, .kif = {.proc_fd = -1, .sys_fd = -1}};
-	uint64_t base = 0, resident = resident_pages(l), xsink = 0, large = 0;
-	const char *failed = NULL;
+	struct session s = {.pm_fd = -1, .kpf_fd = -1, .pidfd = -1,
+			    .kif = {.proc_fd = -1, .sys_fd = -1}};
+	uint64_t resident = resident_pages(l), xsink = 0;
+	struct layout_check chk;
 	double touch_ms, floor_ms, pass_ms;
-	struct plan_run pr;
 	int r;
 
 	memset(&f, 0, sizeof(f));
 	fprintf(stderr, "bench-scan: %s: touching %" PRIu64 " pages in a %" PRIu64
 			" MiB mapping...\n",
 		l->name, resident, l->size / MIB);
-	s.pid = spawn_child(l, &base, &touch_ms);
-	if (s.pid < 0) {
-		fprintf(stderr, "bench-scan: %s: the child could not map or touch its memory\n",
-			l->name);
-		return -1;
-	}
-	s.pm_fd = open_pagemap(s.pid);
-	if (s.pm_fd < 0) {
-		r = -errno;
-		goto fail;
-	}
-	r = mthpd_kif_linux_init(NULL, NULL, &s.kif, NULL);
-	if (r < 0)
-		goto fail;
-	r = mthpd_features_probe(&s.kif, &s.features);
-	if (r < 0)
-		goto fail;
-	r = mthpd_knobs_read_sysfs(&s.kif, 7, &s.knobs, &failed);
-	if (r < 0)
-		goto fail;
-	s.knobs.orders = 1U << MTHPD_PMD_ORDER;
-	s.kpf_fd = s.kif.ops->open_proc(&s.kif, "kpageflags", O_RDONLY);
-	if (s.kpf_fd < 0) {
-		r = s.kpf_fd;
-		goto fail;
-	}
-	r = preread_fill(s.pm_fd, l, base, &s.pre);
+	r = session_start(&s, l, &touch_ms);
 	if (r < 0)
 		goto fail;
 
 	/* Untimed: the layout is what it should be, in 4 KiB pages. */
-	r = plan_once(s.pid, (1U << MTHPD_PMD_ORDER) | (1U << 4), false, folio_sink, &large, &pr);
+	r = check_layout(&s, &chk);
 	if (r < 0)
 		goto fail;
 	fprintf(stderr, "bench-scan: %s: child %d touched in %.1f s; Rss %ld kB, "
-			"AnonHugePages %ld kB, pages in large folios %" PRIu64 "\n",
+			"AnonHugePages %ld kB, pages in large folios %" PRIu64 "; %zu VMAs, "
+			"%zu populated ranges\n",
 		l->name, (int)s.pid, touch_ms / 1e3, rollup_kb(s.pid, "Rss"),
-		rollup_kb(s.pid, "AnonHugePages"), large);
-	if (large)
+		rollup_kb(s.pid, "AnonHugePages"), chk.large, s.nvmas, s.pre.n);
+	if (below_pmd(&s.knobs))
+		fprintf(stderr, "bench-scan: %s: with these knobs the pass reads the folio orders "
+				"of %lu ranges: %lu PFNs in %lu runs (one pread each); %lu runs "
+				"(%lu PFNs) are long enough (>= %u) to prove a folio of the "
+				"smallest size asked\n",
+			l->name, chk.kpf_ranges, chk.kpf_pfns, chk.kpf_runs, chk.kpf_long_runs,
+			chk.kpf_long_pfns, chk.long_run);
+	if (chk.large || chk.pmd_mapped)
 		fprintf(stderr, "bench-scan: warning: %s is not all 4 KiB pages; the figures "
 				"are not those of 4K memory\n",
-			l->name);
-	if (plan_fast_check(&s.pre, &s.knobs, s.kpf_fd) != 0)
-		fprintf(stderr, "bench-scan: warning: %s: the P3 prototype disagrees with "
-				"plan.c; its figures do not count\n",
 			l->name);
 
 	if (op->plan_loop) {
 		/* Profiling aid: nothing but plan passes, e.g. under perf record. */
+		struct plan_cfg c = method_cfg(l, M_PLAN);
+		struct plan_run pr;
 		double t0 = now_ms();
 
 		for (unsigned int k = 0; k < op->plan_loop; k++) {
-			r = plan_once(s.pid, 1U << MTHPD_PMD_ORDER, false, null_sink, NULL, &pr);
+			r = plan_once(s.pid, &c, &pr);
 			if (r < 0)
 				goto fail;
 		}
-		printf("%s: %u plan 2M passes, %.3f ms each\n", l->name, op->plan_loop,
+		printf("%s: %u plan passes, %.3f ms each\n", l->name, op->plan_loop,
 		       (now_ms() - t0) / op->plan_loop);
 		session_end(&s);
 		return 0;
@@ -1224,44 +1246,42 @@ static int measure(const struct opts *op, const struct layout *l, bool first)
 	for (unsigned int run = 0; run <= op->runs; run++) {
 		/* Round 0 warms caches and page tables up and is overwritten. */
 		for (enum method m = 0; m < M_NR; m++) {
-			if (m == M_FULL && !l->sparse)
-				continue; /* the same reads as the floor */
-			r = measure_one(op, l, base, &s, &f, m, run ? run - 1 : 0, &xsink);
+			if (!method_applies(l, m) || m == M_CLI_NET)
+				continue;
+			r = measure_one(op, &s, idle, &f, m, run ? run - 1 : 0, &xsink);
 			if (r < 0)
 				goto fail;
 		}
 	}
 
-	/* Untimed: nothing above (the P4 probes included) changed the pages. */
-	large = 0;
-	r = plan_once(s.pid, (1U << MTHPD_PMD_ORDER) | (1U << 4), false, folio_sink, &large, &pr);
+	/* Untimed: nothing above (the refusal probes included) changed the pages. */
+	r = session_prepare(&s);
+	if (r >= 0)
+		r = check_layout(&s, &chk);
 	if (r < 0)
 		goto fail;
-	if (large || rollup_kb(s.pid, "AnonHugePages") != 0)
+	if (chk.large || chk.pmd_mapped || rollup_kb(s.pid, "AnonHugePages") != 0)
 		fprintf(stderr, "bench-scan: warning: %s: %" PRIu64 " pages are in large folios "
 				"after the runs\n",
-			l->name, large);
+			l->name, chk.large);
 
-	floor_ms = median(f.floor_ms[M_PLAN_2M], op->runs);
-	pass_ms = median(f.pass_ms[M_PLAN_2M], op->runs);
+	floor_ms = median(f.floor_ms[M_PLAN], op->runs);
+	pass_ms = median(f.pass_ms[M_PLAN], op->runs);
 	if (first)
 		print_header();
 	for (enum method m = 0; m < M_NR; m++) {
-		if (m == M_FULL && !l->sparse)
-			continue; /* the same reads as the floor */
-		if (m == M_P_TAIL)
-			printf("%-8s -- prototypes of proposed lib/ changes (bench code, see "
-			       "bench/README.md) --\n",
-			       l->name);
-		print_row(l->name, m, resident, floor_ms, pass_ms, &f, op->runs);
-		if (op->samples) {
-			fprintf(stderr, "%s %s:", l->name, method_names[m]);
+		if (!method_applies(l, m))
+			continue;
+		print_row(l, m, resident, floor_ms, pass_ms, &f, op->runs);
+		if (op->samples && m != M_CLI_NET) {
+			fprintf(stderr, "%s %s:", l->name, method_name(l, m));
 			for (unsigned int i = 0; i < op->runs; i++)
 				fprintf(stderr, " %.2f", f.ms[m][i]);
 			fputc('\n', stderr);
 		}
 	}
 	fflush(stdout);
+	fprintf(stderr, "bench-scan: %s: %lu refusal probes per round\n", l->name, f.probes);
 	session_end(&s);
 	return xsink == 42 ? 1 : 0; /* keeps the reads from being optimised out */
 fail:
@@ -1274,15 +1294,17 @@ fail:
 
 static void usage(FILE *f)
 {
-	fputs("Usage: bench-scan --mthpd PATH [--runs N] [--dense-mib N] [--sparse-mib N]\n"
-	      "                  [--only dense|sparse] [--samples] [--plan-loop N]\n"
+	fputs("Usage: bench-scan --mthpd PATH [--runs N] [--dense-mib N] [--half-mib N]\n"
+	      "                  [--sparse-mib N] [--only dense|half|sparse] [--samples]\n"
+	      "                  [--plan-loop N]\n"
 	      "Prints the cost of `mthpd plan` next to the raw pagemap read of the same\n"
 	      "resident pages (median of N runs, default 7).  Needs root.\n"
 	      "  --dense-mib N   size of the dense child (default 4096)\n"
+	      "  --half-mib N    size of the half-written child (default 4096)\n"
 	      "  --sparse-mib N  size of the sparse mapping (default 16384)\n"
 	      "  --only S        measure one scenario\n"
 	      "  --samples       print every sample to stderr\n"
-	      "  --plan-loop N   profiling aid: only N in-process plan 2M passes per child\n"
+	      "  --plan-loop N   profiling aid: only N in-process plan passes per child\n"
 	      "                  (e.g. under perf record -g)\n",
 	      f);
 }
@@ -1306,6 +1328,7 @@ int main(int argc, char **argv)
 		{"mthpd", required_argument, NULL, 'm'},
 		{"runs", required_argument, NULL, 'r'},
 		{"dense-mib", required_argument, NULL, 'd'},
+		{"half-mib", required_argument, NULL, 'H'},
 		{"sparse-mib", required_argument, NULL, 's'},
 		{"only", required_argument, NULL, 'o'},
 		{"plan-loop", required_argument, NULL, 'l'},
@@ -1313,11 +1336,15 @@ int main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{},
 	};
-	struct opts op = {.mthpd = NULL, .runs = 7, .dense_size = 4 * GIB, .sparse_size = 16 * GIB};
+	struct opts op = {.mthpd = NULL, .runs = 7, .dense_size = 4 * GIB, .half_size = 4 * GIB,
+			  .sparse_size = 16 * GIB};
 	struct sigaction sa = {.sa_handler = on_fatal_signal};
 	int o, status = 0;
+	pid_t idle;
 
-	while ((o = getopt_long(argc, argv, "m:r:d:s:o:l:Sh", lo, NULL)) >= 0) {
+	if (argc == 5 && strcmp(argv[1], CHILD_ARG) == 0)
+		child_main(argv[2], argv[3], argv[4]);
+	while ((o = getopt_long(argc, argv, "m:r:d:H:s:o:l:Sh", lo, NULL)) >= 0) {
 		switch (o) {
 		case 'm':
 			op.mthpd = optarg;
@@ -1330,20 +1357,20 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'd':
-			if (parse_mib(optarg, &op.dense_size) < 0) {
-				fprintf(stderr, "bench-scan: --dense-mib: an even number of MiB\n");
-				return 2;
-			}
-			break;
+		case 'H':
 		case 's':
-			if (parse_mib(optarg, &op.sparse_size) < 0) {
-				fprintf(stderr, "bench-scan: --sparse-mib: an even number of MiB\n");
+			if (parse_mib(optarg, o == 'd'   ? &op.dense_size
+					      : o == 'H' ? &op.half_size
+							 : &op.sparse_size) < 0) {
+				fprintf(stderr, "bench-scan: --%s-mib: an even number of MiB\n",
+					o == 'd' ? "dense" : o == 'H' ? "half" : "sparse");
 				return 2;
 			}
 			break;
 		case 'o':
-			if (strcmp(optarg, "dense") && strcmp(optarg, "sparse")) {
-				fprintf(stderr, "bench-scan: --only: dense or sparse\n");
+			if (strcmp(optarg, "dense") && strcmp(optarg, "half") &&
+			    strcmp(optarg, "sparse")) {
+				fprintf(stderr, "bench-scan: --only: dense, half or sparse\n");
 				return 2;
 			}
 			op.only = optarg;
@@ -1386,20 +1413,47 @@ int main(int argc, char **argv)
 	(void)sigaction(SIGABRT, &sa, NULL);
 	(void)sigaction(SIGBUS, &sa, NULL);
 
+	{
+		uint64_t unused;
+		double unused_ms;
+
+		idle = spawn_child("idle", 0, &unused, &unused_ms);
+	}
+	if (idle < 0) {
+		fprintf(stderr, "bench-scan: the idle process for the CLI's fixed cost did not "
+				"start\n");
+		return 1;
+	}
+
+	{
+		struct plan_cfg c = {.orders = ORDERS_2M, .max_ptes_none = -1, .pidfd = true};
+		struct plan_run pr;
+
+		if (plan_once(idle, &c, &pr) == 0)
+			fprintf(stderr, "bench-scan: idle process %d: %lu eligible VMAs, %lu "
+					"populated ranges\n",
+				(int)idle, pr.st.vmas, pr.st.ranges);
+	}
+
 	const struct layout layouts[] = {
-		{.name = "dense", .size = op.dense_size, .sparse = false},
-		{.name = "sparse", .size = op.sparse_size, .sparse = true},
+		{.name = "dense", .kind = SC_DENSE, .size = op.dense_size, .orders = ORDERS_2M,
+		 .max_ptes_none = -1},
+		{.name = "half", .kind = SC_HALF, .size = op.half_size, .orders = ORDERS_2M_64K,
+		 .max_ptes_none = 0, .cli_sizes = "2M,64K", .cli_none = "0"},
+		{.name = "sparse", .kind = SC_SPARSE, .size = op.sparse_size, .orders = ORDERS_2M,
+		 .max_ptes_none = -1},
 	};
 	printf("median of %u runs (after 1 warm-up); dense: %" PRIu64 " MiB all written in 4K "
-	       "pages; sparse: %" PRIu64 " MiB MAP_NORESERVE, every 64th 2M range written, "
-	       "1 page in every 7th\n",
-	       op.runs, op.dense_size / MIB, op.sparse_size / MIB);
+	       "pages; half: %" PRIu64 " MiB, every other 64K block written, planned 2M,64K "
+	       "with max_ptes_none 0; sparse: %" PRIu64 " MiB MAP_NORESERVE, every 64th 2M "
+	       "range written, 1 page in every 7th\n",
+	       op.runs, op.dense_size / MIB, op.half_size / MIB, op.sparse_size / MIB);
 	bool first = true;
 
 	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
 		if (op.only && strcmp(op.only, layouts[i].name) != 0)
 			continue;
-		if (measure(&op, &layouts[i], first) < 0)
+		if (measure(&op, &layouts[i], idle, first) < 0)
 			status = 1;
 		first = false;
 	}
