@@ -55,24 +55,27 @@ $(O)/libmthpd.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
 
+DAEMON_LIBS := $(shell $(PKG_CONFIG) --libs libsystemd libseccomp inih)
+LIB_LIBS := $(shell $(PKG_CONFIG) --libs inih)
+
 $(O)/mthpd: $(DAEMON_OBJ) $(O)/libmthpd.a
-	$(CC) -o $@ $(DAEMON_OBJ) $(O)/libmthpd.a $(LDFLAGS_ALL)
+	$(CC) -o $@ $(DAEMON_OBJ) $(O)/libmthpd.a $(LDFLAGS_ALL) $(DAEMON_LIBS)
 
 $(O)/tests/%: $(O)/tests/unit/%.o $(TESTLIB_OBJ) $(O)/libmthpd.a
 	@mkdir -p $(@D)
-	$(CC) -o $@ $^ $(LDFLAGS_ALL)
+	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIB_LIBS)
 
 $(O)/tests/integration/%: $(O)/tests/integration/%.o $(O)/libmthpd.a
 	@mkdir -p $(@D)
-	$(CC) -o $@ $^ $(LDFLAGS_ALL)
+	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIB_LIBS)
 
 $(O)/contrib/%: $(O)/contrib/%.o $(O)/libmthpd.a
 	@mkdir -p $(@D)
-	$(CC) -o $@ $^ $(LDFLAGS_ALL)
+	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIB_LIBS)
 
 $(O)/bench/%: $(O)/bench/%.o $(O)/libmthpd.a
 	@mkdir -p $(@D)
-	$(CC) -o $@ $^ $(LDFLAGS_ALL)
+	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIB_LIBS)
 
 # Each test is a program or script that exits 0 (pass), 77 (skip) or
 # anything else (fail); tests/run-tests prints one line per test.

@@ -12,13 +12,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "act.h"
 #include "features.h"
 #include "kif.h"
 #include "knobs.h"
+#include "config.h"
 #include "output.h"
+#include "run.h"
 #include "plan.h"
 #include "result.h"
 #include "target.h"
@@ -59,6 +63,9 @@ static void help(FILE *f)
 {
 	fputs("Usage: mthpd plan     --pid PID [--pid PID ...] [OPTIONS]\n"
 	      "       mthpd collapse --pid PID [--pid PID ...] [OPTIONS]\n"
+	      "       mthpd run          [--config-dir DIR]   (the daemon)\n"
+	      "       mthpd check-config [--config-dir DIR]\n"
+	      "       mthpd status       [--config-dir DIR]\n"
 	      "\n"
 	      "Plan or perform the collapse of the anonymous memory of processes into\n"
 	      "huge pages, with the order walk of khugepaged's mTHP collapse.\n"
@@ -73,12 +80,14 @@ static void help(FILE *f)
 	      "  -j, --json               one JSON object per line, one per block\n"
 	      "      --proc-root DIR      read DIR instead of /proc\n"
 	      "      --sys-root DIR       read DIR instead of /sys\n"
+	      "  -c, --config-dir DIR     mthpd.conf and policy.d/ (default /etc/mthpd)\n"
 	      "  -h, --help               show this help\n"
 	      "\n"
 	      "Exit status:\n"
 	      "  0  done; every target was processed (per-block failures are results)\n"
 	      "  1  at least one target could not be processed (exited mid-run, read error)\n"
-	      "  2  bad usage or input (option, size, value, pid); nothing was collapsed\n"
+	      "  2  bad usage or input (option, size, value, pid, configuration); nothing\n"
+	      "     was collapsed\n"
 	      "  3  this system cannot run mthpd (no pagemap PFNs, no /proc/kpageflags)\n",
 	      f);
 }
@@ -123,7 +132,8 @@ static int parse_args(int argc, char **argv, struct cli *c)
 	} else if (strcmp(argv[1], "collapse") == 0) {
 		c->collapse = true;
 	} else {
-		fail("unknown command '%s' (expected 'plan' or 'collapse'; see --help)", argv[1]);
+		fail("unknown command '%s' (expected plan, collapse, run, check-config or status; "
+		     "see --help)", argv[1]);
 		return -EINVAL;
 	}
 
@@ -367,7 +377,170 @@ out:
 	return status;
 }
 
+static void print_knob_orders(uint32_t orders)
+{
+	bool first = true;
+
+	for (unsigned int o = MTHPD_PMD_ORDER; o >= MTHPD_MIN_ORDER; o--)
+		if (orders & (1U << o)) {
+			printf("%s%s", first ? "" : ",", mthpd_order_name(o));
+			first = false;
+		}
+	putchar('\n');
+}
+
+/* `check-config`: the configuration as it will be used, every default filled in. */
+static void print_config(const struct mthpd_config *c)
+{
+	const struct mthpd_daemon_conf *d = &c->daemon;
+
+	printf("# %s/mthpd.conf\n[Daemon]\nscan_sleep_millisecs=%u\nalloc_sleep_millisecs=%u\n"
+	       "pages_to_scan=%" PRIu64 "\npsi_threshold=%u.%02u\nmax_pids_per_pass=%u\n"
+	       "dry_run=%s\nmetrics_file=%s\nstate_file=%s\n",
+	       c->dir, d->scan_sleep_millisecs, d->alloc_sleep_millisecs, d->pages_to_scan,
+	       d->psi_threshold / 100, d->psi_threshold % 100, d->max_pids_per_pass,
+	       d->dry_run ? "yes" : "no", d->metrics_file, d->state_file);
+	for (size_t i = 0; i < c->nr_policies; i++) {
+		const struct mthpd_policy *p = &c->policies[i];
+
+		printf("\n# %s (precedence %zu)\n[Match]\n", p->path, i + 1);
+		if (p->match_cgroup)
+			printf("cgroup=%s\n", p->match_cgroup);
+		if (p->match_unit)
+			printf("unit=%s\n", p->match_unit);
+		if (p->match_comm)
+			printf("comm=%s\n", p->match_comm);
+		printf("[Policy]\nenabled=%s\ndry_run=%s\nsizes=", p->enabled ? "yes" : "no",
+		       p->dry_run ? "yes" : "no");
+		print_knob_orders(p->knobs.orders);
+		printf("max_ptes_none=%u\nmax_ptes_swap=%u\nmax_ptes_shared=%u\n"
+		       "max_bytes_per_pass=%" PRIu64 "\n",
+		       p->knobs.max_ptes_none, p->knobs.max_ptes_swap, p->knobs.max_ptes_shared,
+		       p->max_bytes_per_pass);
+		if (mthpd_knobs_max_ptes_none_degraded(&p->knobs))
+			printf("# note: max_ptes_none=%u acts as 0 for the sizes below 2M\n",
+			       p->knobs.max_ptes_none);
+	}
+}
+
+/* Loads the configuration for check-config and status; returns an exit status. */
+static int load_config_for(const char *dir, const char *sys_root, struct mthpd_config **ret)
+{
+	struct mthpd_kif kif = {.proc_fd = -1, .sys_fd = -1};
+	struct mthpd_knobs defaults = {.max_ptes_none = 511, .max_ptes_swap = 64,
+				       .max_ptes_shared = 256}; /* the kernel's defaults */
+	const char *bad = NULL, *file = NULL;
+	char err[512];
+	int r;
+
+	/* Policies take khugepaged's current values where they set none. */
+	if (mthpd_kif_linux_init(NULL, sys_root, &kif, &bad) == 0) {
+		if (mthpd_knobs_read_sysfs(&kif, 7, &defaults, &file) < 0)
+			defaults = (struct mthpd_knobs){.max_ptes_none = 511, .max_ptes_swap = 64,
+							.max_ptes_shared = 256};
+		mthpd_kif_done(&kif);
+	}
+	r = mthpd_config_load(dir, &defaults, ret, err, sizeof(err));
+	if (r < 0) {
+		fail("%s", err[0] ? err : strerror(-r));
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+/* `status`: what the running daemon last wrote to its state file. */
+static int show_status(const struct mthpd_config *c)
+{
+	_cleanup_fclose_ FILE *f = fopen(c->daemon.state_file, "re");
+	char line[4096];
+	long pid = 0;
+
+	if (!f) {
+		printf("mthpd is not running (no state file '%s': %s)\n", c->daemon.state_file,
+		       strerror(errno));
+		return EXIT_SYSTEM;
+	}
+	if (!fgets(line, sizeof(line), f) || sscanf(line, "pid %ld", &pid) != 1 || pid <= 0) {
+		fail("'%s' is not an mthpd state file", c->daemon.state_file);
+		return EXIT_SYSTEM;
+	}
+	if (kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
+		printf("mthpd is not running (pid %ld in '%s' is gone)\n", pid, c->daemon.state_file);
+		return EXIT_SYSTEM;
+	}
+	printf("mthpd is running as pid %ld (%s)\n", pid, c->daemon.state_file);
+	while (fgets(line, sizeof(line), f))
+		fputs(line, stdout);
+	return EXIT_OK;
+}
+
+/* run, check-config, status, sandbox-test: --config-dir and the roots. */
+static int daemon_commands(int argc, char **argv)
+{
+	enum { OPT_PROC = 0x100, OPT_SYS, OPT_NO_SANDBOX };
+	static const struct option opts[] = {
+		{"config-dir", required_argument, NULL, 'c'},
+		{"proc-root", required_argument, NULL, OPT_PROC},
+		{"sys-root", required_argument, NULL, OPT_SYS},
+		{"no-sandbox", no_argument, NULL, OPT_NO_SANDBOX},
+		{"help", no_argument, NULL, 'h'},
+		{},
+	};
+	struct run_opts ro = {.config_dir = "/etc/mthpd", .sandbox = true};
+	struct mthpd_config *c = NULL;
+	const char *cmd = argv[1];
+	int o, status;
+
+	opterr = 0;
+	optind = 2;
+	while ((o = getopt_long(argc, argv, ":c:h", opts, NULL)) >= 0) {
+		switch (o) {
+		case 'c':
+			ro.config_dir = optarg;
+			break;
+		case OPT_PROC:
+			ro.proc_root = optarg;
+			break;
+		case OPT_SYS:
+			ro.sys_root = optarg;
+			break;
+		case OPT_NO_SANDBOX:
+			ro.sandbox = false;
+			break;
+		case 'h':
+			help(stdout);
+			return EXIT_OK;
+		case ':':
+			fail("option '%s' needs a value", argv[optind - 1]);
+			return EXIT_USAGE;
+		default:
+			fail("unknown option '%s' (see --help)", argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fail("unexpected argument '%s' (see --help)", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (strcmp(cmd, "run") == 0)
+		return run_daemon(&ro);
+	status = load_config_for(ro.config_dir, ro.sys_root, &c);
+	if (status != EXIT_OK)
+		return status;
+	if (strcmp(cmd, "check-config") == 0) {
+		print_config(c);
+		printf("\nconfiguration OK: %s\n", ro.config_dir);
+	} else {
+		status = show_status(c);
+	}
+	mthpd_config_free(c);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && (strcmp(argv[1], "run") == 0 || strcmp(argv[1], "check-config") == 0 ||
+			  strcmp(argv[1], "status") == 0))
+		return daemon_commands(argc, argv);
 	return run(argc, argv);
 }

@@ -137,14 +137,16 @@ static int vma_refused(struct mthpd_kif *kif, struct mthpd_target *t, struct mth
 	return v[i].nohugepage;
 }
 
-static void count_plan(const struct mthpd_range_plan *p, struct mthpd_pass_stats *st)
+static void count_plan(const struct mthpd_range_plan *p, bool collapsing, struct mthpd_pass_stats *st)
 {
 	for (unsigned int i = 0; i < p->nr_blocks; i++) {
 		if (p->blocks[i].action == MTHPD_ACTION_COLLAPSE)
 			st->blocks_planned++;
 		if (p->blocks[i].action == MTHPD_ACTION_COLLAPSE &&
-		    p->blocks[i].result == MTHPD_SCAN_SUCCEED)
+		    p->blocks[i].result == MTHPD_SCAN_SUCCEED && collapsing) {
 			st->blocks_collapsed++;
+			st->bytes_collapsed += MTHPD_PAGE_SIZE << p->blocks[i].order;
+		}
 	}
 }
 
@@ -224,7 +226,7 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 			if (o->collapse && plan_has_collapse(plan))
 				mthpd_plan_range(scan, o->knobs, mthpd_act_collapse, &act, plan);
 
-			count_plan(plan, &st);
+			count_plan(plan, o->collapse, &st);
 			r = sink(userdata, t, scan, plan);
 			if (r < 0)
 				goto out;

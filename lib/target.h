@@ -47,6 +47,7 @@ struct mthpd_pass_opts {
 
 struct mthpd_pass_stats {
 	unsigned long vmas, vmas_refused, ranges, blocks_planned, blocks_collapsed, noops, madvise_calls;
+	uint64_t bytes_collapsed;
 	unsigned long kpageflags_pfns, pagemap_reads, scan_ioctls;
 	bool smaps_read;
 };

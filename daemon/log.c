@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <systemd/sd-journal.h>
+
+#include "knobs.h"
+#include "log.h"
+
+static int max_level = LOG_LVL_INFO;
+static bool journal;
+
+void log_setup(int level)
+{
+	const char *e = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	max_level = level;
+	/* systemd sets JOURNAL_STREAM=dev:ino when stderr is a journal stream. */
+	journal = e && sscanf(e, "%llu:%llu", &dev, &ino) == 2 && fstat(2, &st) == 0 &&
+		  (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+bool log_to_journal(void)
+{
+	return journal;
+}
+
+static void vlog(int level, const char *fmt, va_list ap)
+{
+	if (level > max_level)
+		return;
+	fprintf(stderr, "<%d>", level);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void log_msg(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(level, fmt, ap);
+	va_end(ap);
+}
+
+int log_errno(int level, int r, const char *fmt, ...)
+{
+	va_list ap;
+	int saved = errno;
+
+	errno = r < 0 ? -r : r;
+	va_start(ap, fmt);
+	vlog(level, fmt, ap);
+	va_end(ap);
+	errno = saved;
+	return r;
+}
+
+void log_decision(const struct log_decision *d)
+{
+	const char *size = mthpd_order_name(d->order);
+	int level = d->result[0] == 's' && d->result[1] == 'u' ? LOG_LVL_INFO : LOG_LVL_NOTICE;
+
+	if (!journal) {
+		log_msg(level, "pid %d '%s' %s: %s at 0x%" PRIx64 ": %s (policy %s)", (int)d->pid,
+			d->comm, d->unit[0] ? d->unit : d->cgroup, size, d->addr, d->result, d->policy);
+		return;
+	}
+	if (level > max_level)
+		return;
+	(void)sd_journal_send("MESSAGE=pid %d '%s' %s: %s at 0x%" PRIx64 ": %s", (int)d->pid,
+			      d->comm, d->unit[0] ? d->unit : d->cgroup, size, d->addr, d->result,
+			      "PRIORITY=%d", level, "MTHPD_PID=%d", (int)d->pid, "MTHPD_COMM=%s",
+			      d->comm, "MTHPD_CGROUP=%s", d->cgroup, "MTHPD_UNIT=%s", d->unit,
+			      "MTHPD_POLICY=%s", d->policy, "MTHPD_ADDR=0x%" PRIx64, d->addr,
+			      "MTHPD_ORDER=%u", d->order, "MTHPD_SIZE=%s", size, "MTHPD_RESULT=%s",
+			      d->result, NULL);
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Logging of the daemon: stderr lines with <N> syslog-level prefixes (which
+ * journald turns into priorities), and, under journald, one structured
+ * record per collapse decision (MTHPD_PID=, MTHPD_ADDR=, MTHPD_RESULT=...),
+ * so that `journalctl -u mthpd MTHPD_RESULT=succeeded` works.
+ */
+#ifndef MTHPD_LOG_H
+#define MTHPD_LOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+enum { LOG_LVL_ERR = 3, LOG_LVL_WARNING = 4, LOG_LVL_NOTICE = 5, LOG_LVL_INFO = 6, LOG_LVL_DEBUG = 7 };
+
+/* Detects journald on stderr (JOURNAL_STREAM) and sets the maximum level. */
+void log_setup(int max_level);
+bool log_to_journal(void);
+
+_printf_(2, 3) void log_msg(int level, const char *fmt, ...);
+/* Logs with errno set to -r (so %m works) and returns r. */
+_printf_(3, 4) int log_errno(int level, int r, const char *fmt, ...);
+
+#define log_error(...) log_msg(LOG_LVL_ERR, __VA_ARGS__)
+#define log_warning(...) log_msg(LOG_LVL_WARNING, __VA_ARGS__)
+#define log_notice(...) log_msg(LOG_LVL_NOTICE, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_LVL_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_LVL_DEBUG, __VA_ARGS__)
+
+struct log_decision {
+	pid_t pid;
+	const char *comm, *cgroup, *unit, *policy;
+	uint64_t addr;
+	unsigned int order;
+	const char *result; /* "succeeded", a failure name, or "dry_run" */
+};
+
+/* One record per collapse decision: structured under journald, a line otherwise. */
+void log_decision(const struct log_decision *d);
+
+#endif

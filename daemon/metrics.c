@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "knobs.h"
+#include "metrics.h"
+#include "util.h"
+
+struct mthpd_counters *metrics_policy(struct metrics *m, const char *name)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->names[i], name) == 0)
+			return &m->per_policy[i];
+	if (m->n >= METRICS_MAX_POLICIES)
+		return NULL;
+	m->names[m->n] = strdup(name);
+	if (!m->names[m->n])
+		return NULL;
+	memset(&m->per_policy[m->n], 0, sizeof(m->per_policy[m->n]));
+	return &m->per_policy[m->n++];
+}
+
+void metrics_free(struct metrics *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->names[i]);
+	m->n = 0;
+}
+
+/* Opens PATH.tmp for writing; the caller renames it over PATH when done. */
+static FILE *open_tmp(const char *path, char *tmp, size_t size)
+{
+	int fd;
+	FILE *f;
+
+	if (snprintf(tmp, size, "%s.tmp", path) >= (int)size) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "we");
+	if (!f)
+		(void)close(fd);
+	return f;
+}
+
+static int finish(FILE *f, const char *tmp, const char *path)
+{
+	bool bad = ferror(f) != 0;
+
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
+		bad = true;
+	if (fclose(f) != 0)
+		bad = true;
+	if (bad || rename(tmp, path) < 0) {
+		int r = errno ? -errno : -EIO;
+
+		(void)unlink(tmp);
+		return r;
+	}
+	return 0;
+}
+
+struct family {
+	const char *name, *help;
+	size_t offset; /* of the per-order array in struct mthpd_counters */
+};
+
+#define F(field, help) {#field, help, offsetof(struct mthpd_counters, field)}
+static const struct family families[] = {
+	F(collapse_alloc, "Blocks collapsed and verified in kpageflags, by folio size."),
+	F(collapse_alloc_failed, "Collapses that failed to allocate the folio (ENOMEM), by size."),
+	F(collapse_exceed_none_pte, "Blocks skipped for too many empty or zero pages, by size."),
+	F(collapse_exceed_swap_pte, "Blocks skipped for swapped-out pages, by size."),
+	F(collapse_exceed_shared_pte, "Blocks skipped for pages shared with other processes, by size."),
+	F(collapse_failed, "Collapses that failed for other reasons, by size."),
+	F(planned, "Blocks the order walk planned to collapse (also in dry runs), by size."),
+};
+
+static void write_family(FILE *f, const struct metrics *m, const struct family *fam)
+{
+	fprintf(f, "# HELP mthpd_%s_total %s\n# TYPE mthpd_%s_total counter\n", fam->name, fam->help,
+		fam->name);
+	for (size_t i = 0; i <= m->n; i++) {
+		const struct mthpd_counters *c = i < m->n ? &m->per_policy[i] : &m->total;
+		const unsigned long *v = (const unsigned long *)(const void *)((const char *)c + fam->offset);
+
+		for (unsigned int o = MTHPD_MIN_ORDER; o <= MTHPD_PMD_ORDER; o++)
+			if (i < m->n)
+				fprintf(f, "mthpd_%s_total{policy=\"%s\",size=\"%s\"} %lu\n", fam->name,
+					m->names[i], mthpd_order_name(o), v[o]);
+			else
+				fprintf(f, "mthpd_%s_total{size=\"%s\"} %lu\n", fam->name,
+					mthpd_order_name(o), v[o]);
+	}
+}
+
+int metrics_write_prometheus(const struct metrics *m, const char *path)
+{
+	char tmp[4096];
+	FILE *f;
+
+	if (!path || !*path)
+		return 0;
+	f = open_tmp(path, tmp, sizeof(tmp));
+	if (!f)
+		return -errno;
+	for (size_t i = 0; i < ARRAY_SIZE(families); i++)
+		write_family(f, m, &families[i]);
+	fputs("# HELP mthpd_scanned_ranges_total Populated 2 MiB ranges scanned.\n"
+	      "# TYPE mthpd_scanned_ranges_total counter\n", f);
+	for (size_t i = 0; i < m->n; i++)
+		fprintf(f, "mthpd_scanned_ranges_total{policy=\"%s\"} %lu\n", m->names[i],
+			m->per_policy[i].scanned_ranges);
+	fprintf(f, "mthpd_scanned_ranges_total %lu\n", m->total.scanned_ranges);
+	fputs("# HELP mthpd_scanned_pages_total Occupied pages in the scanned ranges.\n"
+	      "# TYPE mthpd_scanned_pages_total counter\n", f);
+	for (size_t i = 0; i < m->n; i++)
+		fprintf(f, "mthpd_scanned_pages_total{policy=\"%s\"} %lu\n", m->names[i],
+			m->per_policy[i].scanned_pages);
+	fprintf(f, "mthpd_scanned_pages_total %lu\n", m->total.scanned_pages);
+	fprintf(f,
+		"# HELP mthpd_passes_total Passes over the matched processes.\n"
+		"# TYPE mthpd_passes_total counter\nmthpd_passes_total %lu\n"
+		"# HELP mthpd_last_pass_seconds Duration of the last pass.\n"
+		"# TYPE mthpd_last_pass_seconds gauge\nmthpd_last_pass_seconds %.6f\n"
+		"# HELP mthpd_backing_off 1 while memory pressure keeps mthpd from collapsing.\n"
+		"# TYPE mthpd_backing_off gauge\nmthpd_backing_off %d\n",
+		m->passes, m->last_pass_seconds, m->backing_off ? 1 : 0);
+	return finish(f, tmp, path);
+}
+
+static void state_counters(FILE *f, const char *who, const struct mthpd_counters *c)
+{
+	fprintf(f, "%s ranges=%lu pages=%lu", who, c->scanned_ranges, c->scanned_pages);
+	for (unsigned int o = MTHPD_PMD_ORDER; o >= MTHPD_MIN_ORDER; o--)
+		if (c->planned[o] || c->collapse_alloc[o] || c->collapse_alloc_failed[o] ||
+		    c->collapse_exceed_none_pte[o] || c->collapse_exceed_swap_pte[o] ||
+		    c->collapse_exceed_shared_pte[o] || c->collapse_failed[o])
+			fprintf(f,
+				" %s:planned=%lu,collapse_alloc=%lu,collapse_alloc_failed=%lu,"
+				"exceed_none_pte=%lu,exceed_swap_pte=%lu,exceed_shared_pte=%lu,failed=%lu",
+				mthpd_order_name(o), c->planned[o], c->collapse_alloc[o],
+				c->collapse_alloc_failed[o], c->collapse_exceed_none_pte[o],
+				c->collapse_exceed_swap_pte[o], c->collapse_exceed_shared_pte[o],
+				c->collapse_failed[o]);
+	fputc('\n', f);
+}
+
+int metrics_write_state(const struct metrics *m, const char *path)
+{
+	char tmp[4096];
+	FILE *f;
+
+	if (!path || !*path)
+		return 0;
+	f = open_tmp(path, tmp, sizeof(tmp));
+	if (!f)
+		return -errno;
+	/* One "key value..." per line; `mthpd status` prints it. */
+	fprintf(f, "pid %d\npasses %lu\nlast_pass_seconds %.6f\ntargets %lu\nbacking_off %s\n",
+		(int)m->pid, m->passes, m->last_pass_seconds, m->targets,
+		m->backing_off ? "yes" : "no");
+	state_counters(f, "total", &m->total);
+	for (size_t i = 0; i < m->n; i++) {
+		char who[300];
+
+		(void)snprintf(who, sizeof(who), "policy %s", m->names[i]);
+		state_counters(f, who, &m->per_policy[i]);
+	}
+	return finish(f, tmp, path);
+}

@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * `mthpd run`: the daemon.  One pass over the processes that policies
+ * match, then sleep scan_sleep_millisecs, as khugepaged does; signals and
+ * timers arrive through signalfd and timerfd, waited on with poll().
+ * [systemd src/oom/oomd.c run(), OpenBSD ntpd: flag-only signal handling]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "discover.h"
+#include "features.h"
+#include "kif.h"
+#include "knobs.h"
+#include "log.h"
+#include "metrics.h"
+#include "run.h"
+#include "target.h"
+
+struct daemon {
+	const struct run_opts *opts;
+	struct mthpd_config *cfg;
+	struct mthpd_kif kif;
+	struct mthpd_features features;
+	struct mthpd_knobs sys_defaults;
+	int kpf_fd;
+	char cgroup_mount[4096];
+	int sig_fd, timer_fd;
+	uint64_t watchdog_usec, next_watchdog;
+	uint64_t no_collapse_until; /* alloc_sleep_millisecs after an allocation failure */
+	bool stop, reload;
+	bool backing_off;
+	struct metrics metrics;
+	struct mthpd_proc *procs;
+};
+
+/* What the sink of one target needs. */
+struct target_ctx {
+	struct daemon *d;
+	const struct mthpd_proc *proc;
+	const struct mthpd_policy *policy;
+	struct mthpd_counters *counters;
+	bool acting;
+	bool alloc_failed;
+	uint64_t pages_left;
+	uint64_t *pages_budget;
+};
+
+static uint64_t now_usec(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
+}
+
+static void watchdog_ping(struct daemon *d)
+{
+	uint64_t now;
+
+	if (!d->watchdog_usec)
+		return;
+	now = now_usec();
+	if (now < d->next_watchdog)
+		return;
+	(void)sd_notify(0, "WATCHDOG=1");
+	d->next_watchdog = now + d->watchdog_usec / 2;
+}
+
+/* Reads pending signals without blocking: SIGTERM/SIGINT stop, SIGHUP reloads. */
+static void read_signals(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGHUP)
+			d->reload = true;
+		else
+			d->stop = true;
+	}
+}
+
+/*
+ * PSI "some avg10" of a pressure file, in hundredths of a percent:
+ * "some avg10=1.23 avg60=0.50 avg300=0.10 total=123456\n".  -errno if unreadable.
+ */
+static int read_psi(int dirfd_or_kif, const struct mthpd_kif *kif, const char *path)
+{
+	char buf[256];
+	unsigned int whole, frac;
+	const char *p;
+	int r;
+
+	if (kif) {
+		r = mthpd_kif_read_proc(kif, path, buf, sizeof(buf));
+	} else {
+		_cleanup_close_ int fd = openat(dirfd_or_kif, path, O_RDONLY | O_CLOEXEC);
+		ssize_t n;
+
+		if (fd < 0)
+			return -errno;
+		n = read(fd, buf, sizeof(buf) - 1);
+		if (n < 0)
+			return -errno;
+		buf[n] = '\0';
+		r = (int)n;
+	}
+	if (r < 0)
+		return r;
+	p = strstr(buf, "some avg10=");
+	if (!p || sscanf(p, "some avg10=%u.%2u", &whole, &frac) != 2)
+		return -EINVAL;
+	return (int)(whole * 100 + frac);
+}
+
+static bool over_threshold(const struct daemon *d, int psi)
+{
+	return d->cfg->daemon.psi_threshold && psi >= 0 &&
+	       (unsigned int)psi > d->cfg->daemon.psi_threshold;
+}
+
+static int target_sink(void *userdata, const struct mthpd_target *t,
+		       const struct mthpd_range_scan *s, const struct mthpd_range_plan *p)
+{
+	struct target_ctx *tc = userdata;
+	struct daemon *d = tc->d;
+	unsigned int occupied = mthpd_bitmap_weight(s->occupied, 0, MTHPD_PMD_NR);
+
+	mthpd_account_range(tc->counters, s, p, tc->acting);
+	for (unsigned int i = 0; i < p->nr_blocks; i++) {
+		const struct mthpd_block *b = &p->blocks[i];
+		struct log_decision ld = {
+			.pid = t->pid,
+			.comm = t->comm,
+			.cgroup = tc->proc->cgroup,
+			.unit = tc->proc->unit,
+			.policy = tc->policy->name,
+			.addr = s->addr + b->offset * MTHPD_PAGE_SIZE,
+			.order = b->order,
+		};
+
+		if (b->action != MTHPD_ACTION_COLLAPSE)
+			continue;
+		ld.result = tc->acting ? mthpd_result_name((enum mthpd_scan_result)b->result)
+				       : mthpd_result_name(MTHPD_RESULT_DRY_RUN);
+		if (b->result == MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL)
+			tc->alloc_failed = true;
+		log_decision(&ld);
+	}
+
+	watchdog_ping(d);
+	read_signals(d);
+	if (d->stop)
+		return -ECANCELED;
+	*tc->pages_budget = *tc->pages_budget > occupied ? *tc->pages_budget - occupied : 0;
+	if (*tc->pages_budget == 0)
+		return -EDQUOT; /* pages_to_scan spent: the rest waits for the next pass */
+	return 0;
+}
+
+static int read_comm(const struct daemon *d, pid_t pid, char *buf, size_t size)
+{
+	char path[64];
+	int r;
+
+	(void)snprintf(path, sizeof(path), "%d/comm", (int)pid);
+	r = mthpd_kif_read_proc(&d->kif, path, buf, size);
+	if (r < 0)
+		return r;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/*
+ * One process of the pass.  @bytes_left is the policy's budget still
+ * unspent in this pass (UINT64_MAX: none set).
+ * Returns 0, -ECANCELED (stop), -EDQUOT (pages_to_scan spent).
+ */
+static int do_target(struct daemon *d, const struct mthpd_proc *proc,
+		     const struct mthpd_policy *pol, uint64_t *pages_budget, uint64_t *bytes_left)
+{
+	struct mthpd_target t;
+	struct mthpd_pass_stats st;
+	bool pressure = d->backing_off;
+	struct target_ctx tc = {
+		.d = d,
+		.proc = proc,
+		.policy = pol,
+		.pages_budget = pages_budget,
+	};
+	int r;
+
+	tc.counters = metrics_policy(&d->metrics, pol->name);
+	if (!tc.counters)
+		return 0;
+	if (!pressure && d->cgroup_mount[0] && d->cfg->daemon.psi_threshold) {
+		_cleanup_close_ int root = open(d->cgroup_mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		char path[700];
+
+		/* the cgroup's own pressure, where the cgroup2 hierarchy has it */
+		(void)snprintf(path, sizeof(path), "%s/memory.pressure",
+			       strcmp(proc->cgroup, "/") == 0 ? "." : proc->cgroup + 1);
+		pressure = root >= 0 && over_threshold(d, read_psi(root, NULL, path));
+	}
+	tc.acting = !d->cfg->daemon.dry_run && !pol->dry_run && !pressure &&
+		    now_usec() >= d->no_collapse_until && *bytes_left > 0;
+
+	r = mthpd_target_open(&d->kif, proc->pid, true, &t);
+	if (r < 0) {
+		/* Gone since discovery, or not ours to read: normal, not an error. */
+		log_debug("pid %d: %s", (int)proc->pid, strerror(-r));
+		return 0;
+	}
+
+	struct mthpd_pass_opts o = {
+		.knobs = &pol->knobs,
+		.features = &d->features,
+		.kpageflags_fd = d->kpf_fd,
+		.collapse = tc.acting,
+		.subpmd_flags = MTHPD_MADV_COLLAPSE_ORDER |
+				(pol->knobs.max_ptes_none == 0 ? MTHPD_MADV_COLLAPSE_STRICT : 0),
+		.budget_bytes = *bytes_left == UINT64_MAX ? 0 : *bytes_left,
+	};
+	r = mthpd_target_pass(&d->kif, &t, &o, target_sink, &tc, &st);
+	d->metrics.targets++;
+	if (*bytes_left != UINT64_MAX)
+		*bytes_left -= st.bytes_collapsed < *bytes_left ? st.bytes_collapsed : *bytes_left;
+	if (tc.alloc_failed)
+		d->no_collapse_until = now_usec() + d->cfg->daemon.alloc_sleep_millisecs * 1000ULL;
+	mthpd_target_close(&t);
+	if (r == -ESRCH) {
+		log_debug("pid %d '%s' exited during the pass", (int)proc->pid, t.comm);
+		return 0;
+	}
+	if (r == -ECANCELED || r == -EDQUOT)
+		return r;
+	if (r < 0)
+		log_errno(LOG_LVL_WARNING, r, "pid %d '%s': %m, ignoring", (int)proc->pid, t.comm);
+	return 0;
+}
+
+/* Memory pressure, system-wide: log when mthpd starts and stops holding back. */
+static void check_pressure(struct daemon *d)
+{
+	int psi = read_psi(-1, &d->kif, "pressure/memory");
+	bool over = over_threshold(d, psi);
+
+	if (over && !d->backing_off)
+		log_notice("memory pressure some avg10=%d.%02d%% is above psi_threshold %u.%02u%%: "
+			   "planning only, collapsing nothing until it falls",
+			   psi / 100, psi % 100, d->cfg->daemon.psi_threshold / 100,
+			   d->cfg->daemon.psi_threshold % 100);
+	else if (!over && d->backing_off)
+		log_notice("memory pressure some avg10=%d.%02d%% is below psi_threshold again: "
+			   "collapsing resumes", psi / 100, psi % 100);
+	d->backing_off = over;
+}
+
+static void pass(struct daemon *d)
+{
+	const struct mthpd_config *c = d->cfg;
+	uint64_t start = now_usec(), pages_budget = c->daemon.pages_to_scan;
+	_cleanup_free_ uint64_t *bytes_left = calloc(c->nr_policies ? c->nr_policies : 1, sizeof(uint64_t));
+	unsigned long matched = 0, before_ok = d->metrics.total.collapse_alloc[MTHPD_PMD_ORDER];
+	struct mthpd_counters before = d->metrics.total;
+	pid_t self = getpid();
+	char status[256];
+	int n, r = 0;
+
+	if (!bytes_left)
+		return;
+	for (size_t i = 0; i < c->nr_policies; i++)
+		bytes_left[i] = c->policies[i].max_bytes_per_pass ? c->policies[i].max_bytes_per_pass
+								  : UINT64_MAX;
+	check_pressure(d);
+	d->metrics.targets = 0;
+
+	n = d->cgroup_mount[0] ? mthpd_discover(d->cgroup_mount, d->procs, c->daemon.max_pids_per_pass) : 0;
+	if (n < 0) {
+		log_errno(LOG_LVL_WARNING, n, "cannot walk the cgroups below '%s': %m, ignoring",
+			  d->cgroup_mount);
+		n = 0;
+	}
+	if ((unsigned int)n > c->daemon.max_pids_per_pass) {
+		log_warning("%d processes, more than max_pids_per_pass=%u: the rest wait", n,
+			    c->daemon.max_pids_per_pass);
+		n = (int)c->daemon.max_pids_per_pass;
+	}
+	for (int i = 0; i < n && r == 0; i++) {
+		const struct mthpd_proc *proc = &d->procs[i];
+		const struct mthpd_policy *pol;
+		char comm[32];
+
+		if (proc->pid == self || read_comm(d, proc->pid, comm, sizeof(comm)) < 0)
+			continue;
+		pol = mthpd_config_match(c, proc->cgroup, proc->unit[0] ? proc->unit : NULL, comm);
+		/* No policy, or one that says enabled=no: never touched. */
+		if (!pol || !pol->enabled)
+			continue;
+		matched++;
+		r = do_target(d, proc, pol, &pages_budget, &bytes_left[pol - c->policies]);
+	}
+
+	/* Totals from the per-policy counters of this pass. */
+	memset(&d->metrics.total, 0, sizeof(d->metrics.total));
+	for (size_t i = 0; i < d->metrics.n; i++)
+		mthpd_account_add(&d->metrics.total, &d->metrics.per_policy[i]);
+	d->metrics.passes++;
+	d->metrics.last_pass_seconds = (double)(now_usec() - start) / 1e6;
+	d->metrics.backing_off = d->backing_off;
+
+	{
+		unsigned long collapsed = 0, planned = 0;
+
+		for (unsigned int o = MTHPD_MIN_ORDER; o <= MTHPD_PMD_ORDER; o++) {
+			collapsed += d->metrics.total.collapse_alloc[o] - before.collapse_alloc[o];
+			planned += d->metrics.total.planned[o] - before.planned[o];
+		}
+		(void)before_ok;
+		(void)snprintf(status, sizeof(status),
+			       "pass %lu: %lu of %d processes matched, %lu blocks planned, %lu collapsed%s%s",
+			       d->metrics.passes, matched, n, planned, collapsed,
+			       d->backing_off ? ", backing off (memory pressure)" : "",
+			       r == -EDQUOT ? ", pages_to_scan reached" : "");
+	}
+	log_notice("%s in %.3f s", status, d->metrics.last_pass_seconds);
+	(void)sd_notifyf(0, "STATUS=%s", status);
+	r = metrics_write_prometheus(&d->metrics, c->daemon.metrics_file);
+	if (r < 0)
+		log_errno(LOG_LVL_WARNING, r, "cannot write '%s': %m, ignoring", c->daemon.metrics_file);
+	r = metrics_write_state(&d->metrics, c->daemon.state_file);
+	if (r < 0)
+		log_errno(LOG_LVL_WARNING, r, "cannot write '%s': %m, ignoring", c->daemon.state_file);
+}
+
+static int load_config(struct daemon *d, struct mthpd_config **ret)
+{
+	char err[512];
+	int r = mthpd_config_load(d->opts->config_dir, &d->sys_defaults, ret, err, sizeof(err));
+
+	if (r < 0)
+		log_error("%s", err[0] ? err : strerror(-r));
+	return r;
+}
+
+static void reload(struct daemon *d)
+{
+	struct mthpd_config *c = NULL;
+
+	(void)sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=reloading", now_usec());
+	if (load_config(d, &c) < 0) {
+		log_error("reload of '%s' failed: keeping the configuration in use",
+			  d->opts->config_dir);
+	} else {
+		mthpd_config_free(d->cfg);
+		d->cfg = c;
+		log_notice("reloaded '%s': %zu polic%s", d->opts->config_dir, c->nr_policies,
+			   c->nr_policies == 1 ? "y" : "ies");
+	}
+	(void)sd_notify(0, "READY=1");
+}
+
+static int arm_timer(struct daemon *d, uint64_t msec)
+{
+	struct itimerspec its = {
+		.it_value = {.tv_sec = (time_t)(msec / 1000), .tv_nsec = (long)(msec % 1000) * 1000000L},
+	};
+
+	if (msec == 0)
+		its.it_value.tv_nsec = 1; /* zero would disarm it */
+	return timerfd_settime(d->timer_fd, 0, &its, NULL) < 0 ? -errno : 0;
+}
+
+static int setup(struct daemon *d)
+{
+	char mountinfo[65536];
+	const char *bad_root = NULL, *file = NULL;
+	sigset_t mask;
+	int r;
+
+	r = mthpd_kif_linux_init(d->opts->proc_root, d->opts->sys_root, &d->kif, &bad_root);
+	if (r < 0)
+		return log_errno(LOG_LVL_ERR, r, "cannot open '%s': %m", bad_root);
+	r = mthpd_knobs_read_sysfs(&d->kif, 7, &d->sys_defaults, &file);
+	if (r < 0)
+		return log_errno(LOG_LVL_ERR, r, "cannot read '%s': %m", file);
+	r = load_config(d, &d->cfg);
+	if (r < 0)
+		return r;
+	r = mthpd_features_probe(&d->kif, &d->features);
+	if (r < 0)
+		return log_errno(LOG_LVL_ERR, r, "cannot probe kernel features: %m");
+	if (!d->opts->proc_root && !d->features.pfns_visible) {
+		log_error("pagemap shows no page frame numbers: mthpd needs CAP_SYS_ADMIN");
+		return -EPERM;
+	}
+	{
+		char feat[128];
+
+		log_info("kernel: %s", mthpd_features_describe(&d->features, feat, sizeof(feat)));
+	}
+	r = d->kif.ops->open_proc(&d->kif, "kpageflags", O_RDONLY);
+	if (r < 0)
+		return log_errno(LOG_LVL_ERR, r, "cannot open kpageflags: %m (mthpd needs root)");
+	d->kpf_fd = r;
+
+	r = mthpd_kif_read_proc(&d->kif, "self/mountinfo", mountinfo, sizeof(mountinfo));
+	if (r >= 0 || r == -EFBIG)
+		r = mthpd_mountinfo_cgroup2(mountinfo, d->cgroup_mount, sizeof(d->cgroup_mount));
+	if (r < 0)
+		log_warning("no cgroup2 hierarchy mounted: no process can be matched");
+	else
+		log_info("cgroup2 hierarchy at '%s'", d->cgroup_mount);
+
+	d->procs = calloc(d->cfg->daemon.max_pids_per_pass + 1U, sizeof(*d->procs));
+	if (!d->procs)
+		return log_errno(LOG_LVL_ERR, -ENOMEM, "%m");
+
+	/* Signals only through the signalfd: no handlers at all. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+		return log_errno(LOG_LVL_ERR, -errno, "sigprocmask: %m");
+	d->sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (d->sig_fd < 0 || d->timer_fd < 0)
+		return log_errno(LOG_LVL_ERR, -errno, "signalfd/timerfd: %m");
+
+	if (sd_watchdog_enabled(0, &d->watchdog_usec) <= 0)
+		d->watchdog_usec = 0;
+
+	return 0;
+}
+
+int run_daemon(const struct run_opts *o)
+{
+	struct daemon d = {.opts = o, .kpf_fd = -1, .sig_fd = -1, .timer_fd = -1,
+			   .kif = {.proc_fd = -1, .sys_fd = -1}};
+	int r, status = 0;
+
+	log_setup(getenv("MTHPD_DEBUG") ? LOG_LVL_DEBUG : LOG_LVL_INFO);
+	d.metrics.pid = getpid();
+	r = setup(&d);
+	if (r < 0) {
+		status = r == -EINVAL ? 2 : 3;
+		goto out;
+	}
+	log_notice("started: %zu polic%s from '%s', a pass every %u ms%s", d.cfg->nr_policies,
+		   d.cfg->nr_policies == 1 ? "y" : "ies", o->config_dir,
+		   d.cfg->daemon.scan_sleep_millisecs, d.cfg->daemon.dry_run ? ", dry run" : "");
+	(void)sd_notify(0, "READY=1\nSTATUS=started");
+	d.next_watchdog = 0;
+	watchdog_ping(&d);
+	r = arm_timer(&d, 0);
+
+	while (!d.stop && r >= 0) {
+		struct pollfd pfd[2] = {{.fd = d.sig_fd, .events = POLLIN},
+					{.fd = d.timer_fd, .events = POLLIN}};
+		int timeout = d.watchdog_usec ? (int)(d.watchdog_usec / 2000) : -1;
+		uint64_t expirations;
+
+		if (poll(pfd, 2, timeout) < 0 && errno != EINTR) {
+			r = log_errno(LOG_LVL_ERR, -errno, "poll: %m");
+			break;
+		}
+		watchdog_ping(&d);
+		read_signals(&d);
+		if (d.stop)
+			break;
+		if (d.reload) {
+			d.reload = false;
+			reload(&d);
+		}
+		if (read(d.timer_fd, &expirations, sizeof(expirations)) == (ssize_t)sizeof(expirations)) {
+			pass(&d);
+			r = arm_timer(&d, d.cfg->daemon.scan_sleep_millisecs);
+		}
+	}
+	(void)sd_notify(0, "STOPPING=1\nSTATUS=stopping");
+	log_notice("stopping after %lu passes", d.metrics.passes);
+out:
+	if (d.kpf_fd >= 0)
+		(void)close(d.kpf_fd);
+	if (d.sig_fd >= 0)
+		(void)close(d.sig_fd);
+	if (d.timer_fd >= 0)
+		(void)close(d.timer_fd);
+	mthpd_kif_done(&d.kif);
+	metrics_free(&d.metrics);
+	mthpd_config_free(d.cfg);
+	free(d.procs);
+	return status;
+}

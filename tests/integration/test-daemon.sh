@@ -1,0 +1,138 @@
+#!/bin/bash
+# `mthpd run` end to end on the live kernel: two workloads in two child
+# cgroups of the cgroup2 hierarchy, one matched by a policy and one not.
+# The matched one's full ranges become THPs within a few passes (contents
+# unchanged), the other is never touched; dry_run collapses nothing and logs
+# the plan; SIGHUP with a broken policy keeps the old one; SIGTERM ends the
+# daemon within a second; the sd_notify messages arrive in order.
+. "$(dirname "$0")/lib.sh"
+require_all
+
+PEER=$O/tests/integration/notify-peer
+[ -x "$PEER" ] || die "$PEER not built (run make)"
+CG=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+[ -n "$CG" ] || skip "no cgroup2 hierarchy mounted"
+A=$CG/mthpd-test-a-$$
+B=$CG/mthpd-test-b-$$
+mkdir "$A" "$B" || skip "cannot create child cgroups below $CG"
+DAEMON=""
+stop_all() {
+	[ -n "$DAEMON" ] && kill -KILL "$DAEMON" 2>/dev/null
+	for pid in "${WL_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+	sleep 0.2
+	rmdir "$A" "$B" 2>/dev/null
+	cleanup
+}
+trap stop_all EXIT
+
+CONF=$TMP/conf
+mkdir -p "$CONF/policy.d"
+cat >"$CONF/mthpd.conf" <<EOT
+[Daemon]
+scan_sleep_millisecs=200
+metrics_file=$TMP/metrics.prom
+state_file=$TMP/status
+EOT
+cat >"$CONF/policy.d/50-a.conf" <<EOT
+[Match]
+cgroup=/mthpd-test-a-*
+[Policy]
+sizes=2M
+max_ptes_none=0
+EOT
+"$MTHPD" check-config --config-dir "$CONF" >"$TMP/check.out" || die "check-config: $(cat "$TMP/check.out")"
+
+# in_cgroup DIR PATTERN...: a workload moved into DIR; sets WL_PID etc.
+in_cgroup() {
+	local dir=$1
+	shift
+	wl_start "$@"
+	echo "$WL_PID" >"$dir/cgroup.procs" || die "cannot move $WL_PID into $dir"
+}
+
+# wait_kb PID BASE NR KB: until AnonHugePages of the workload's VMA is KB (10 s at most).
+wait_kb() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ "$(anon_huge_kb "$1" "$2" "$3")" = "$4" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+in_cgroup "$A" full half full
+PA=$WL_PID BA=$WL_BASE NA=$WL_NR FDA=$WL_FD
+in_cgroup "$B" full full
+PB=$WL_PID BB=$WL_BASE NB=$WL_NR FDB=$WL_FD
+
+# start_daemon NAME: mthpd run under the notify peer; sets DAEMON.
+start_daemon() {
+	exec {PEER_FD}< <("$PEER" "$TMP/$1.notify" 2000000 -- "$MTHPD" run --config-dir "$CONF" 2>"$TMP/$1.log"; echo "exit $?")
+	read -t "$TIMEOUT" -r DAEMON <&"$PEER_FD" || die "notify-peer did not start"
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^[0-9.]* READY=1$' "$TMP/$1.notify" 2>/dev/null && return
+		sleep 0.1
+	done
+	cat "$TMP/$1.log"
+	die "no READY=1 from mthpd run"
+}
+
+# stop_daemon: SIGTERM, and the time it took to exit (must be under 1 s).
+stop_daemon() {
+	local t0 t1 line
+	t0=$(date +%s%N)
+	kill -TERM "$DAEMON"
+	read -t 5 -r line <&"$PEER_FD"
+	t1=$(date +%s%N)
+	echo "daemon: $line after SIGTERM, in $(((t1 - t0) / 1000000)) ms"
+	[ "$line" = "exit 0" ] || check_fail "mthpd run ended with '$line', expected exit 0"
+	[ $(((t1 - t0) / 1000000)) -lt 1000 ] || check_fail "SIGTERM took more than 1 s"
+	DAEMON=""
+}
+
+echo "== 1. a policy for cgroup A; B is matched by none"
+start_daemon first
+wait_kb "$PA" "$BA" "$NA" 4096 || check_fail "A: the two full ranges were not collapsed within 10 s"
+sleep 0.6 # a few more passes
+[ "$(anon_huge_kb "$PA" "$BA" "$NA")" = 4096 ] || check_fail "A: AnonHugePages $(anon_huge_kb "$PA" "$BA" "$NA") kB, expected 4096 (the half range must stay)"
+[ "$(anon_huge_kb "$PB" "$BB" "$NB")" = 0 ] || check_fail "B (no policy) was touched"
+v=$(wl_verify "$PA" "$FDA"); [ "$v" = ok ] || check_fail "A's memory: $v"
+v=$(wl_verify "$PB" "$FDB"); [ "$v" = ok ] || check_fail "B's memory: $v"
+grep -q "mthpd_collapse_alloc_total{policy=\"50-a.conf\",size=\"2M\"} 2$" "$TMP/metrics.prom" ||
+	check_fail "metrics: no collapse_alloc of 2 for 50-a.conf: $(grep collapse_alloc_total "$TMP/metrics.prom" | grep -v ' 0$')"
+"$MTHPD" status --config-dir "$CONF" >"$TMP/status.out" || check_fail "mthpd status: $(cat "$TMP/status.out")"
+grep -q "^mthpd is running as pid $DAEMON" "$TMP/status.out" || check_fail "status: $(head -1 "$TMP/status.out")"
+grep -q "succeeded" "$TMP/first.log" || check_fail "no decision logged"
+
+echo "== 2. SIGHUP with a broken policy file keeps the old configuration"
+printf '[Match]\ncomm=x\n[Policy]\nsizes=3K\n' >"$CONF/policy.d/60-broken.conf"
+kill -HUP "$DAEMON"
+sleep 0.5
+grep -q "60-broken.conf:4: sizes=" "$TMP/first.log" || check_fail "the reload error does not name file and line"
+grep -q "keeping the configuration in use" "$TMP/first.log" || check_fail "no 'keeping' after a failed reload"
+in_cgroup "$A" full
+PA2=$WL_PID BA2=$WL_BASE NA2=$WL_NR FDA2=$WL_FD
+wait_kb "$PA2" "$BA2" "$NA2" 2048 || check_fail "after the failed reload, a new process in A was not collapsed: the old policy was lost"
+rm "$CONF/policy.d/60-broken.conf"
+stop_daemon
+sed 's/^/   notify: /' "$TMP/first.notify"
+# READY, STATUS, WATCHDOG, RELOADING, READY again, STOPPING, in this order.
+order=$(awk '{ print $2 }' "$TMP/first.notify" | sed 's/=.*//' | uniq | tr '\n' ' ')
+echo "notify order: $order"
+[[ $order =~ ^READY\ STATUS\ .*WATCHDOG.*RELOADING\ .*READY.*STOPPING ]] ||
+	check_fail "sd_notify messages out of order: $order"
+grep -q '^[0-9.]* STATUS=pass [0-9]*: ' "$TMP/first.notify" || check_fail "no per-pass STATUS="
+
+echo "== 3. dry_run: the plan is logged, nothing is collapsed"
+sed -i 's/^\[Policy\]$/[Policy]\ndry_run=yes/' "$CONF/policy.d/50-a.conf"
+in_cgroup "$A" full full
+PA3=$WL_PID BA3=$WL_BASE NA3=$WL_NR FDA3=$WL_FD
+alloc0=$(vmstat thp_collapse_alloc)
+start_daemon dry
+sleep 1.2
+[ "$(anon_huge_kb "$PA3" "$BA3" "$NA3")" = 0 ] || check_fail "dry_run collapsed memory"
+grep -q "pid $PA3 .*: dry_run" "$TMP/dry.log" || check_fail "dry_run did not log the plan for $PA3"
+stop_daemon
+[ "$(vmstat thp_collapse_alloc)" = "$alloc0" ] || check_fail "thp_collapse_alloc changed during the dry run"
+v=$(wl_verify "$PA3" "$FDA3"); [ "$v" = ok ] || check_fail "dry-run workload's memory: $v"
+finish

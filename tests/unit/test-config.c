@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Configuration files: defaults, every kind of bad file with its exact
+ * one-line message (file:line), and which policy wins for a process.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "test.h"
+#include "util.h"
+
+static const struct mthpd_knobs defaults = {.max_ptes_none = 511, .max_ptes_swap = 64,
+					    .max_ptes_shared = 256};
+
+static char dir[64];
+
+static void put(const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	(void)snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "we");
+	TEST_ASSERT(f != NULL);
+	if (!f)
+		return;
+	fputs(text, f);
+	fclose(f);
+}
+
+static void fresh_dir(void)
+{
+	char cmd[128], pd[96];
+
+	if (dir[0]) {
+		(void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		(void)!system(cmd);
+	}
+	(void)snprintf(dir, sizeof(dir), "/tmp/mthpd-config-XXXXXX");
+	TEST_ASSERT(mkdtemp(dir) != NULL);
+	(void)snprintf(pd, sizeof(pd), "%s/policy.d", dir);
+	TEST_ASSERT_EQ(mkdir(pd, 0700), 0);
+}
+
+/* Loads dir and expects failure with exactly "<dir>/<msg>". */
+static void expect_error(const char *name, const char *msg)
+{
+	struct mthpd_config *c = NULL;
+	char err[512], want[512];
+
+	test_case = name;
+	TEST_ASSERT_EQ(mthpd_config_load(dir, &defaults, &c, err, sizeof(err)), -EINVAL);
+	TEST_ASSERT(c == NULL);
+	(void)snprintf(want, sizeof(want), "%s/%s", dir, msg);
+	TEST_ASSERT_STREQ(err, want);
+	mthpd_config_free(c);
+}
+
+static const struct {
+	const char *name, *file, *text, *msg;
+} bad[] = {
+	{"unknown key", "mthpd.conf", "[Daemon]\nscan_sleep_millisecs=100\nfrobnicate=1\n",
+	 "mthpd.conf:3: unknown key 'frobnicate' in [Daemon]"},
+	{"unknown section", "mthpd.conf", "[Deamon]\nscan_sleep_millisecs=100\n",
+	 "mthpd.conf:2: unknown section [Deamon] (mthpd.conf has [Daemon])"},
+	{"bad millis", "mthpd.conf", "[Daemon]\nscan_sleep_millisecs=soon\n",
+	 "mthpd.conf:2: scan_sleep_millisecs=: 'soon' is not a number of milliseconds from 10 to 86400000"},
+	{"bad bool", "mthpd.conf", "[Daemon]\n\n; a comment\ndry_run=maybe\n",
+	 "mthpd.conf:4: dry_run=: 'maybe' is not a boolean (yes or no)"},
+	{"bad percent", "mthpd.conf", "[Daemon]\npsi_threshold=101\n",
+	 "mthpd.conf:2: psi_threshold=: '101' is not a percentage from 0 to 100 (0 turns it off)"},
+	{"relative path", "mthpd.conf", "[Daemon]\nmetrics_file=metrics.prom\n",
+	 "mthpd.conf:2: metrics_file=: 'metrics.prom' is not an absolute path (or empty for none)"},
+	{"no equals", "mthpd.conf", "[Daemon]\nscan_sleep_millisecs 100\n",
+	 "mthpd.conf:2: not a 'key=value' or '[Section]' line"},
+	{"repeated key", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Policy]\nsizes=2M\nsizes=64K\n",
+	 "policy.d/10-a.conf:5: sizes= given twice in [Policy]"},
+	{"bad size", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Policy]\nsizes=2M,3K\n",
+	 "policy.d/10-a.conf:4: sizes=: '3K' is not a size from 16K to 2M (16K, 32K, ..., 1M, 2M)"},
+	{"ptes out of range", "policy.d/10-a.conf", "[Match]\nunit=a.service\n[Policy]\nmax_ptes_none=512\n",
+	 "policy.d/10-a.conf:4: max_ptes_none=: '512' is not a number from 0 to 511"},
+	{"bad budget", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Policy]\nmax_bytes_per_pass=lots\n",
+	 "policy.d/10-a.conf:4: max_bytes_per_pass=: 'lots' is not a size (bytes, or with K, M, G, T; 0 for none)"},
+	{"daemon key in a policy", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Daemon]\ndry_run=yes\n",
+	 "policy.d/10-a.conf:4: unknown section [Daemon] (a policy has [Match] and [Policy])"},
+	{"empty glob", "policy.d/10-a.conf", "[Match]\ncomm=\n",
+	 "policy.d/10-a.conf:2: comm=: empty pattern (leave the key out to match anything)"},
+	{"no match", "policy.d/10-a.conf", "[Policy]\nsizes=2M\n",
+	 "policy.d/10-a.conf: no [Match] key: say which processes it is for with cgroup=, unit= or comm="},
+	{"unknown policy key", "policy.d/20-b.conf", "[Match]\ncomm=b\n[Policy]\nmax_ptes_nome=0\n",
+	 "policy.d/20-b.conf:4: unknown key 'max_ptes_nome' in [Policy]"},
+};
+
+int main(void)
+{
+	struct mthpd_config *c = NULL;
+	const struct mthpd_policy *p;
+	char err[512];
+
+	test_case = "an empty directory: every default, no policy";
+	fresh_dir();
+	TEST_ASSERT_EQ(mthpd_config_load(dir, &defaults, &c, err, sizeof(err)), 0);
+	if (c) {
+		TEST_ASSERT_EQ(c->daemon.scan_sleep_millisecs, 10000);
+		TEST_ASSERT_EQ(c->daemon.alloc_sleep_millisecs, 60000);
+		TEST_ASSERT_EQ(c->daemon.psi_threshold, 1000);
+		TEST_ASSERT_EQ(c->daemon.dry_run, false);
+		TEST_ASSERT_STREQ(c->daemon.metrics_file, "/run/mthpd/metrics.prom");
+		TEST_ASSERT_EQ(c->nr_policies, 0);
+		TEST_ASSERT(mthpd_config_match(c, "/system.slice/a.service", "a.service", "a") == NULL);
+	}
+	c = mthpd_config_free(c);
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		fresh_dir();
+		put(bad[i].file, bad[i].text);
+		expect_error(bad[i].name, bad[i].msg);
+	}
+
+	test_case = "precedence: file-name order, all keys of a [Match] must match";
+	fresh_dir();
+	put("mthpd.conf", "[Daemon]\nscan_sleep_millisecs=500 ; inline comment\npsi_threshold=2.5\n");
+	put("policy.d/50-redis.conf",
+	    "[Match]\nunit=redis*.service\ncomm=redis-server\n[Policy]\nsizes=2M,64K\nmax_ptes_none=0\n");
+	put("policy.d/10-off.conf", "[Match]\ncgroup=/system.slice/latency.service\n[Policy]\nenabled=no\n");
+	put("policy.d/90-catchall.conf", "[Match]\ncgroup=/system.slice/*\n[Policy]\ndry_run=yes\n");
+	put("policy.d/README", "not a .conf file: ignored\n");
+	TEST_ASSERT_EQ(mthpd_config_load(dir, &defaults, &c, err, sizeof(err)), 0);
+	TEST_ASSERT_STREQ(err, "");
+	if (c) {
+		TEST_ASSERT_EQ(c->daemon.scan_sleep_millisecs, 500);
+		TEST_ASSERT_EQ(c->daemon.psi_threshold, 250);
+		TEST_ASSERT_EQ(c->nr_policies, 3);
+		TEST_ASSERT_STREQ(c->policies[0].name, "10-off.conf");
+		TEST_ASSERT_STREQ(c->policies[1].name, "50-redis.conf");
+		TEST_ASSERT_EQ(c->policies[1].knobs.orders, (1U << 9) | (1U << 4));
+		TEST_ASSERT_EQ(c->policies[1].knobs.max_ptes_none, 0);
+		TEST_ASSERT_EQ(c->policies[1].knobs.max_ptes_swap, 64); /* from the defaults */
+		TEST_ASSERT_EQ(c->policies[2].knobs.orders, 1U << 9);  /* sizes default: 2M */
+
+		p = mthpd_config_match(c, "/system.slice/redis-server.service", "redis-server.service",
+				       "redis-server");
+		TEST_ASSERT(p && strcmp(p->name, "50-redis.conf") == 0);
+		/* unit matches but comm does not: the next file that matches */
+		p = mthpd_config_match(c, "/system.slice/redis-server.service", "redis-server.service",
+				       "redis-check");
+		TEST_ASSERT(p && strcmp(p->name, "90-catchall.conf") == 0);
+		/* the first file wins even where a later one matches too */
+		p = mthpd_config_match(c, "/system.slice/latency.service", "latency.service", "lat");
+		TEST_ASSERT(p && strcmp(p->name, "10-off.conf") == 0 && !p->enabled);
+		/* no unit: a unit= key cannot match */
+		p = mthpd_config_match(c, "/user.slice", NULL, "redis-server");
+		TEST_ASSERT(p == NULL);
+	}
+	c = mthpd_config_free(c);
+
+	fresh_dir();
+	{
+		char cmd[128];
+
+		(void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		(void)!system(cmd);
+	}
+	test_case = "a missing directory: defaults";
+	TEST_ASSERT_EQ(mthpd_config_load("/nonexistent/mthpd", &defaults, &c, err, sizeof(err)), 0);
+	c = mthpd_config_free(c);
+	return test_finish();
+}
