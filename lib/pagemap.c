@@ -7,18 +7,6 @@
 #include "uapi.h"
 #include "util.h"
 
-enum mthpd_pte_kind mthpd_pagemap_kind(uint64_t entry)
-{
-	if (entry & PM_PRESENT)
-		return MTHPD_PTE_PRESENT;
-	/* Guard markers carry bit 62 too (measured): test 58 first. */
-	if (entry & PM_GUARD_REGION)
-		return MTHPD_PTE_GUARD;
-	if (entry & PM_SWAP)
-		return MTHPD_PTE_SWAP;
-	return MTHPD_PTE_NONE;
-}
-
 int mthpd_pagemap_read(struct mthpd_pagemap *pm, uint64_t addr, unsigned int nr, uint64_t *ret)
 {
 	int r = mthpd_pread_full(pm->fd, ret, (size_t)nr * sizeof(uint64_t),
@@ -50,9 +38,10 @@ static bool range_populated(const uint64_t e[MTHPD_PMD_NR])
 /*
  * Asks the kernel which pages in [start, end) are present or swapped, up to
  * MTHPD_SCAN_REGIONS regions or MTHPD_SCAN_PAGES pages, and queues the 2 MiB
- * ranges they touch.  Every range below pm->scanned_to that is not queued is
- * empty.  A category filter is always passed: without one, 6.18 reports a
- * wrong walk_end on large VMAs (measured).  Returns 0 or -errno.
+ * ranges they touch with the span of pages they cover in each.  Every page
+ * below pm->scanned_to that no region names was empty.  A category filter
+ * is always passed: without one, 6.18 reports a wrong walk_end on large
+ * VMAs (measured).  Returns 0 or -errno.
  */
 static int scan_populated(struct mthpd_pagemap *pm, uint64_t start, uint64_t end)
 {
@@ -67,7 +56,7 @@ static int scan_populated(struct mthpd_pagemap *pm, uint64_t start, uint64_t end
 		.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
 		.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
 	};
-	uint64_t next = start;
+	struct mthpd_scan_hit *last = NULL;
 	int n;
 
 	pm->nr_scan_ioctls++;
@@ -78,60 +67,91 @@ static int scan_populated(struct mthpd_pagemap *pm, uint64_t start, uint64_t end
 	for (int i = 0; i < n && i < MTHPD_SCAN_REGIONS; i++) {
 		uint64_t r = regions[i].start & ~(MTHPD_PMD_SIZE - 1);
 
-		for (r = r < next ? next : r; r < regions[i].end && pm->q_len < MTHPD_SCAN_QUEUE;
-		     r += MTHPD_PMD_SIZE)
-			pm->queue[pm->q_len++] = r;
-		if (r > next)
-			next = r;
+		for (; r < regions[i].end; r += MTHPD_PMD_SIZE) {
+			uint64_t lo = regions[i].start > r ? regions[i].start : r;
+			uint64_t hi = regions[i].end < r + MTHPD_PMD_SIZE ? regions[i].end
+									   : r + MTHPD_PMD_SIZE;
+			uint16_t plo = (uint16_t)((lo - r) / MTHPD_PAGE_SIZE);
+			uint16_t phi = (uint16_t)((hi - r) / MTHPD_PAGE_SIZE);
+
+			if (last && last->addr == r) {
+				last->hi = phi;
+				continue;
+			}
+			if (pm->q_len == MTHPD_SCAN_QUEUE)
+				break;
+			last = &pm->queue[pm->q_len++];
+			*last = (struct mthpd_scan_hit){.addr = r, .lo = plo, .hi = phi};
+		}
 	}
-	/* The queued ranges are read whole, so the next walk starts after them. */
-	pm->scanned_to = arg.walk_end > next ? arg.walk_end : next;
-	if (pm->scanned_to <= start)
-		pm->scanned_to = end; /* no progress: nothing more to find */
+	pm->scanned_to = arg.walk_end > start ? arg.walk_end : end;
+	/* A range the walk stopped inside: what lies after walk_end is unknown. */
+	if (last && last->addr + MTHPD_PMD_SIZE > pm->scanned_to)
+		last->hi = MTHPD_PMD_NR;
+	if (last && last->addr + MTHPD_PMD_SIZE > pm->scanned_to)
+		pm->scanned_to = last->addr + MTHPD_PMD_SIZE;
 	return 0;
+}
+
+/* Reads entries [lo, hi) of the range at @addr; the others are empty. */
+static int read_span(struct mthpd_pagemap *pm, uint64_t addr, unsigned int lo, unsigned int hi,
+		     uint64_t e[MTHPD_PMD_NR])
+{
+	if (lo > 0)
+		memset(e, 0, lo * sizeof(*e));
+	if (hi < MTHPD_PMD_NR)
+		memset(e + hi, 0, (MTHPD_PMD_NR - hi) * sizeof(*e));
+	return mthpd_pagemap_read(pm, addr + lo * MTHPD_PAGE_SIZE, hi - lo, e + lo);
 }
 
 int mthpd_pagemap_next_range(struct mthpd_pagemap *pm, uint64_t *cursor, uint64_t end,
 			     uint64_t *ret_addr, uint64_t ret_entries[MTHPD_PMD_NR])
 {
 	uint64_t addr = *cursor;
+	unsigned int lo, hi;
 	int r;
 
 	while (addr < end) {
+		lo = 0;
+		hi = MTHPD_PMD_NR;
 		if (pm->q_head < pm->q_len) {
-			uint64_t q = pm->queue[pm->q_head++];
+			const struct mthpd_scan_hit *q = &pm->queue[pm->q_head++];
 
-			if (q < addr)
+			if (q->addr < addr)
 				continue;
-			addr = q;
+			addr = q->addr;
+			lo = q->lo;
+			hi = q->hi;
 		} else if (pm->use_scan && !pm->last_populated) {
 			/*
 			 * Holes: let the kernel's page-table walk skip them.
 			 * Dense memory never gets here: after a range that
 			 * ends populated the next one is read straight away.
 			 */
-			if (addr < pm->scanned_to) {
-				addr = pm->scanned_to;
-				continue;
-			}
-			r = scan_populated(pm, addr, end);
+			uint64_t from = addr > pm->scanned_to ? addr : pm->scanned_to;
+
+			if (from >= end)
+				break;
+			r = scan_populated(pm, from, end);
 			if (r < 0)
 				return r;
 			if (pm->q_len == 0)
-				addr = pm->scanned_to;
+				addr = pm->scanned_to & ~(MTHPD_PMD_SIZE - 1);
+			if (pm->q_len == 0 && addr < from)
+				addr = from & ~(MTHPD_PMD_SIZE - 1);
 			continue;
 		}
-		r = mthpd_pagemap_read(pm, addr, MTHPD_PMD_NR, ret_entries);
+		r = read_span(pm, addr, lo, hi, ret_entries);
 		if (r < 0)
 			return r;
 		/* Only a range populated to its end predicts a populated next one. */
 		pm->last_populated = ret_entries[MTHPD_PMD_NR - 1] & (PM_PRESENT | PM_SWAP);
+		addr += MTHPD_PMD_SIZE;
 		if (range_populated(ret_entries)) {
-			*ret_addr = addr;
-			*cursor = addr + MTHPD_PMD_SIZE;
+			*ret_addr = addr - MTHPD_PMD_SIZE;
+			*cursor = addr;
 			return 1;
 		}
-		addr += MTHPD_PMD_SIZE;
 	}
 	pm->last_populated = false;
 	*cursor = end;

@@ -37,8 +37,18 @@ enum mthpd_pte_kind {
 	MTHPD_PTE_GUARD,   /* MADV_GUARD_INSTALL marker: 62 and 58 */
 };
 
-/* Pure: what an entry says.  A guard marker is checked before swap. */
-enum mthpd_pte_kind mthpd_pagemap_kind(uint64_t entry);
+/* Pure: what an entry says.  Guard markers carry bit 62 too (measured):
+ * bit 58 is tested first.  Inline: it runs for every entry scanned. */
+static inline enum mthpd_pte_kind mthpd_pagemap_kind(uint64_t entry)
+{
+	if (entry & PM_PRESENT)
+		return MTHPD_PTE_PRESENT;
+	if (entry & PM_GUARD_REGION)
+		return MTHPD_PTE_GUARD;
+	if (entry & PM_SWAP)
+		return MTHPD_PTE_SWAP;
+	return MTHPD_PTE_NONE;
+}
 
 static inline uint64_t mthpd_pagemap_pfn(uint64_t entry)
 {
@@ -60,8 +70,15 @@ struct mthpd_pagemap {
 	int fd;
 	bool use_scan;       /* PAGEMAP_SCAN available and wanted */
 	bool last_populated; /* the range just read ends populated: read the next one straight */
-	/* populated ranges named by the last PAGEMAP_SCAN, below scanned_to */
-	uint64_t queue[MTHPD_SCAN_QUEUE];
+	/*
+	 * Populated ranges named by the last PAGEMAP_SCAN, below scanned_to
+	 * (its walk_end), each with the span of pages [lo, hi) its regions
+	 * cover: only those entries are read, the rest were empty.
+	 */
+	struct mthpd_scan_hit {
+		uint64_t addr;
+		uint16_t lo, hi;
+	} queue[MTHPD_SCAN_QUEUE];
 	unsigned int q_head, q_len;
 	uint64_t scanned_to;
 	uint64_t nr_scan_ioctls;

@@ -126,6 +126,12 @@ int mthpd_scan_read_folio_orders(struct mthpd_scan_ctx *sc, const uint64_t e[MTH
 		}
 		for (j = i + 1; j < MTHPD_PMD_NR && valid[j] && pfn[j] == pfn[i] + (j - i); j++)
 			;
+		if (j - i < sc->min_folio_run) {
+			/* Too short to prove a folio of the smallest order asked: small pages. */
+			memset(valid + i, 0, j - i);
+			i = j;
+			continue;
+		}
 		r = mthpd_kpageflags_read(sc->kpageflags_fd, pfn[i], j - i, flags + i);
 		sc->nr_kpageflags_pfns += j - i;
 		if (r == -ERANGE) {
@@ -167,6 +173,8 @@ int mthpd_scan_range(struct mthpd_scan_ctx *sc, uint64_t addr,
 	for (unsigned int i = 0; i < MTHPD_PMD_NR; i++) {
 		uint64_t e = entries[i];
 
+		if (e == 0)
+			continue; /* none: most entries of a sparse range */
 		switch (mthpd_pagemap_kind(e)) {
 		case MTHPD_PTE_NONE:
 			break;

@@ -37,6 +37,13 @@ struct mthpd_scan_ctx {
 	int kpageflags_fd;       /* /proc/kpageflags, opened once */
 	bool want_folio_orders;  /* sizes below 2M requested: read kpageflags of occupied pages */
 	uint64_t zero_pfn;       /* PFN of the 4K zero page once seen, else UINT64_MAX */
+	/*
+	 * Runs of consecutive PFNs shorter than this are not read for folio
+	 * orders: n pages prove at most order ceil(log2(n + 1)), so below
+	 * 2^(m-1) pages they cannot stop a block of the smallest order m asked
+	 * (seed 005).  0 reads every run.
+	 */
+	unsigned int min_folio_run;
 	uint64_t nr_kpageflags_pfns;
 };
 

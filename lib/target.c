@@ -174,6 +174,8 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 	int r = 0;
 
 	mthpd_scan_ctx_init(&sc, o->kpageflags_fd, false);
+	if (below_pmd)
+		sc.min_folio_run = 1U << (__builtin_ctz(o->knobs->orders) - 1);
 	if (t->thp_disabled)
 		goto out;
 

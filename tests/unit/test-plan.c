@@ -782,6 +782,7 @@ static void random_scan(uint64_t *state, struct mthpd_range_scan *s)
 	unsigned int i = 0;
 
 	memset(s, 0, sizeof(*s));
+	s->folio_orders_known = true; /* as after kpageflags, which the folio orders stand for */
 	while (i < MTHPD_PMD_NR) {
 		const char c = kinds[rnd(state) % (sizeof(kinds) - 1)];
 		unsigned int len = 1U << (rnd(state) % 8), order = 0;
