@@ -30,7 +30,7 @@ bool log_to_journal(void)
 	return journal;
 }
 
-static void vlog(int level, const char *fmt, va_list ap)
+_printf_(2, 0) static void vlog(int level, const char *fmt, va_list ap)
 {
 	if (level > max_level)
 		return;
