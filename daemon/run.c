@@ -45,7 +45,20 @@ struct daemon {
 	bool backing_off;
 	struct metrics metrics;
 	struct mthpd_proc *procs;
+	/*
+	 * When each pid last had its planned-only decisions logged: a dry run
+	 * repeats the same plan every pass, and one record per block per pass
+	 * would flood the journal.  Indexed by pid modulo the size; a
+	 * collision only logs a plan early.
+	 */
+	struct {
+		pid_t pid;
+		uint64_t usec;
+	} dry_logged[4096];
 };
+
+/* Planned-only decisions of one pid are logged at most this often. */
+#define DRY_RUN_LOG_INTERVAL_USEC (60ULL * 1000000ULL)
 
 /* What the sink of one target needs. */
 struct target_ctx {
@@ -54,6 +67,7 @@ struct target_ctx {
 	const struct mthpd_policy *policy;
 	struct mthpd_counters *counters;
 	bool acting;
+	bool log_dry; /* log this pid's planned-only decisions in this pass */
 	bool alloc_failed;
 	uint64_t pages_left;
 	uint64_t *pages_budget;
@@ -156,9 +170,10 @@ static int target_sink(void *userdata, const struct mthpd_target *t,
 			continue;
 		ld.result = tc->acting ? mthpd_result_name((enum mthpd_scan_result)b->result)
 				       : mthpd_result_name(MTHPD_RESULT_DRY_RUN);
-		if (b->result == MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL)
+		if (tc->acting && b->result == MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL)
 			tc->alloc_failed = true;
-		log_decision(&ld);
+		if (tc->acting || tc->log_dry)
+			log_decision(&ld);
 	}
 
 	watchdog_ping(d);
@@ -215,10 +230,22 @@ static int do_target(struct daemon *d, const struct mthpd_proc *proc,
 			       strcmp(proc->cgroup, "/") == 0 ? "." : proc->cgroup + 1);
 		pressure = root >= 0 && over_threshold(d, read_psi(root, NULL, path));
 	}
-	tc.acting = !d->cfg->daemon.dry_run && !pol->dry_run && !pressure &&
+	/* A synthetic --proc-root has no live process behind its pids: plan only. */
+	tc.acting = !d->opts->proc_root && !d->cfg->daemon.dry_run && !pol->dry_run && !pressure &&
 		    now_usec() >= d->no_collapse_until && *bytes_left > 0;
 
-	r = mthpd_target_open(&d->kif, proc->pid, true, &t);
+	if (!tc.acting) {
+		uint64_t now = now_usec();
+		size_t slot = (size_t)proc->pid % ARRAY_SIZE(d->dry_logged);
+
+		tc.log_dry = d->dry_logged[slot].pid != proc->pid ||
+			     now - d->dry_logged[slot].usec >= DRY_RUN_LOG_INTERVAL_USEC;
+		if (tc.log_dry) {
+			d->dry_logged[slot].pid = proc->pid;
+			d->dry_logged[slot].usec = now;
+		}
+	}
+	r = mthpd_target_open(&d->kif, proc->pid, !d->opts->proc_root, &t);
 	if (r < 0) {
 		/* Gone since discovery, or not ours to read: normal, not an error. */
 		log_debug("pid %d: %s", (int)proc->pid, strerror(-r));

@@ -1,0 +1,88 @@
+#!/bin/bash
+# `mthpd run` against a synthetic /proc, /sys and cgroup2 tree (no root
+# needed): units matched by policy, unmatched processes never looked at,
+# memory pressure (PSI) turning collapsing off and on with one log line
+# each, and per-decision records.  With --proc-root the daemon only plans.
+set -u
+O=${O:-build}
+MTHPD=$O/mthpd
+MKFIXTURE=$O/contrib/mkfixture
+T=$(mktemp -d "${TMPDIR:-/tmp}/mthpd-dfix.XXXXXX")
+DAEMON=""
+trap '[ -n "$DAEMON" ] && kill -KILL $DAEMON 2>/dev/null; rm -rf "$T"' EXIT
+FAILS=0
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+
+cat >"$T/spec" <<'EOT'
+khugepaged max_ptes_none=511 max_ptes_swap=64 max_ptes_shared=256
+process 100 comm=redis-server
+vma 0x7f0000000000-0x7f0000400000 rw-p
+range 0x7f0000000000: 512 written
+range 0x7f0000200000: 256 written, 256 none
+process 200 comm=other
+vma 0x7f1000000000-0x7f1000200000 rw-p
+range 0x7f1000000000: 512 written
+EOT
+"$MKFIXTURE" "$T/spec" "$T/tree" >"$T/mkfixture.log" 2>&1 || { cat "$T/mkfixture.log"; echo "FAIL: mkfixture"; exit 1; }
+P=$T/tree/proc
+mkdir -p "$P/self" "$P/pressure" "$T/cg/system.slice/redis-server.service" "$T/cg/system.slice/other.service"
+echo "35 25 0:30 / $T/cg rw,nosuid,nodev,noexec,relatime shared:10 - cgroup2 cgroup2 rw" >"$P/self/mountinfo"
+echo 100 >"$T/cg/system.slice/redis-server.service/cgroup.procs"
+echo 200 >"$T/cg/system.slice/other.service/cgroup.procs"
+psi() { echo "some avg10=$1 avg60=0.00 avg300=0.00 total=1" >"$P/pressure/memory"; }
+psi 0.00
+
+mkdir -p "$T/conf/policy.d"
+cat >"$T/conf/mthpd.conf" <<EOT
+[Daemon]
+scan_sleep_millisecs=100
+psi_threshold=5
+metrics_file=$T/metrics.prom
+state_file=$T/status
+EOT
+cat >"$T/conf/policy.d/50-redis.conf" <<'EOT'
+[Match]
+unit=redis-server.service
+[Policy]
+sizes=2M
+max_ptes_none=0
+EOT
+
+"$MTHPD" run --no-sandbox --config-dir "$T/conf" --proc-root "$P" --sys-root "$T/tree/sys" 2>"$T/log" &
+DAEMON=$!
+wait_log() { # PATTERN: up to 5 s
+	for ((i = 0; i < 50; i++)); do
+		grep -q "$1" "$T/log" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+wait_log "pass 2:" || fail "no second pass: $(cat "$T/log")"
+grep -q "cgroup2 hierarchy at '$T/cg'" "$T/log" || fail "cgroup2 mount not found from mountinfo"
+grep -q "pid 100 'redis-server' redis-server.service: 2M at 0x7f0000000000: dry_run (policy 50-redis.conf)" "$T/log" ||
+	fail "no dry_run decision for the matched process"
+grep -q "pid 100 .*0x7f0000200000" "$T/log" && fail "the half range (exceed_none_pte) was logged as a decision"
+[ "$(grep -c "pid 100 .*: dry_run" "$T/log")" = 1 ] ||
+	fail "a dry run's unchanged plan is logged every pass (want once a minute)"
+grep -q "pid 200" "$T/log" && fail "the unmatched process appears in the log"
+grep -q 'mthpd_planned_total{policy="50-redis.conf",size="2M"} [1-9]' "$T/metrics.prom" ||
+	fail "metrics: nothing planned for 50-redis.conf"
+
+psi 50.00
+wait_log "is above psi_threshold" || fail "no log line when pressure rose above psi_threshold"
+grep -q "memory pressure some avg10=50.00% is above psi_threshold 5.00%" "$T/log" || fail "backoff line: $(grep pressure "$T/log")"
+wait_log "backing_off yes" || true
+grep -q "^backing_off yes" "$T/status" || fail "state file does not say backing_off yes"
+psi 0.00
+wait_log "collapsing resumes" || fail "no log line when pressure fell again"
+[ "$(grep -c 'is above psi_threshold' "$T/log")" = 1 ] || fail "the backoff was logged more than once"
+
+kill -TERM "$DAEMON"
+wait "$DAEMON"
+rc=$?
+DAEMON=""
+[ "$rc" = 0 ] || fail "exit status $rc after SIGTERM"
+grep -q "stopping after" "$T/log" || fail "no stopping line"
+sed 's/^/   log: /' "$T/log" | head -20
+[ "$FAILS" = 0 ] || { echo "$FAILS check(s) failed"; exit 1; }
+echo PASS
