@@ -7,19 +7,21 @@
  * [chrony sys_linux.c SYS_Linux_EnableSystemCallFilter(),
  *  systemd src/shared/seccomp-util.c]
  *
- * Capabilities, measured on this project's machines (Linux 6.18, x86_64):
- * `mthpd collapse --pid P --max-ptes-none 0` of a two-range workload run as
- * root (uid 0, all capabilities in the bounding set), under
- * `setpriv --bounding-set=-all,+CAPS --inh-caps=-all`, with one of the four
- * left out at a time, once against a workload of uid 0 and once against one
- * of uid 65534 (nobody):
+ * Capabilities, measured on this project's machines (Linux 6.18, x86_64)
+ * and on Debian 12's kernel (6.1.0-57, booted under QEMU by
+ * tests/systemd-vm/run with a guest script doing the same): `mthpd collapse
+ * --pid P --max-ptes-none 0` of a two-range workload, run as root under
+ * `setpriv --bounding-set=-all,+CAPS --inh-caps=-all` with one of the four
+ * left out at a time, against a workload of uid 0 (full capabilities, like
+ * any root service) and one of uid 65534:
  *
- *   left out             workload uid 0              workload uid 65534
- *   (none)               2 succeeded                 2 succeeded
- *   CAP_SYS_ADMIN        exit 3: no PFNs in pagemap  exit 3: no PFNs in pagemap
- *   CAP_SYS_NICE         2 permission_denied (EPERM) 2 permission_denied (EPERM)
- *   CAP_DAC_READ_SEARCH  2 succeeded                 exit 2: /proc/P/pagemap EACCES
- *   CAP_SYS_PTRACE       2 succeeded                 2 succeeded (see below)
+ *   left out             uid 0, 6.18    uid 0, 6.1     uid 65534, both
+ *   (none)               2 succeeded    2 succeeded    2 succeeded
+ *   CAP_SYS_ADMIN        exit 3: no PFNs in pagemap, on both, for both
+ *   CAP_SYS_NICE         2 permission_denied (EPERM), on both, for both
+ *   CAP_DAC_READ_SEARCH  2 succeeded    2 succeeded    exit 2: pagemap EACCES
+ *   CAP_SYS_PTRACE       2 succeeded    exit 2: EACCES 6.18: 2 succeeded,
+ *                                                      6.1: exit 2: EACCES
  *
  * - CAP_SYS_ADMIN: pagemap_open() records file_ns_capable(CAP_SYS_ADMIN)
  *   when each target's pagemap is opened, during every pass: without it the
@@ -30,12 +32,13 @@
  *   this one only reads.  (kpageflags is 0400 root: uid 0 owns it, and it is
  *   opened before the sandbox anyway.)
  * - CAP_SYS_PTRACE: the PTRACE_MODE_READ check of mm_access() behind
- *   pagemap, maps, smaps, PROCMAP_QUERY and process_madvise.  This 6.18
- *   kernel also lets perfmon_capable() (CAP_PERFMON or CAP_SYS_ADMIN) pass
- *   that check ("mm,procfs: allow read-only remote mm access under
- *   CAP_PERFMON", 2025): with CAP_SYS_ADMIN alone a uid 65534 process's
- *   maps opened, without both it got EACCES.  Older kernels, such as
- *   Debian 12's 6.1, lack that change and need CAP_SYS_PTRACE, so it stays.
+ *   pagemap, maps, smaps, PROCMAP_QUERY and process_madvise.  It fails for
+ *   another uid, and also for a root process holding capabilities mthpd no
+ *   longer has (commoncap: the target's permitted set must be a subset of
+ *   the caller's): without it, 6.1 refuses every root service.  6.18 lets
+ *   perfmon_capable() (CAP_PERFMON or CAP_SYS_ADMIN) pass that check ("mm,
+ *   procfs: allow read-only remote mm access under CAP_PERFMON", 2025), so
+ *   there it is redundant; older kernels need it, so it stays.
  * Nothing else is needed: config, metrics and state files are root's, the
  * cgroup2 tree and /proc/PID/{status,comm,maps} are world-readable.
  *
@@ -56,7 +59,10 @@
  * arrived whole) and abort() (the process died of SIGABRT).  One call is
  * refused on purpose: glibc's isatty() probe of stdout (ioctl TCGETS) before
  * the first buffered write; refused, stdout is simply not line-buffered.
- * tests/integration/test-seccomp.sh checks all of it.
+ * tests/integration/test-seccomp.sh checks all of it here; the systemd unit
+ * with this filter also passed tests/systemd-vm (Debian 12's 6.1 kernel,
+ * systemd 252: no PAGEMAP_SCAN or PROCMAP_QUERY, so the fallbacks; collapse,
+ * reload, journal records, stop).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -102,7 +108,7 @@
 
 static const unsigned int keep_caps[] = {
 	CAP_DAC_READ_SEARCH, /* other users' /proc/PID/pagemap (0400) */
-	CAP_SYS_PTRACE,      /* PTRACE_MODE_READ of other users' tasks (kernels before 2025) */
+	CAP_SYS_PTRACE,      /* PTRACE_MODE_READ of others' tasks, root ones too (6.1) */
 	CAP_SYS_ADMIN,       /* PFNs in pagemap */
 	CAP_SYS_NICE,        /* process_madvise() of another process */
 };
