@@ -81,7 +81,7 @@ same() {
 
 PATTERNS=(full half zero empty sparse cow cowhalf mixed16 full nohuge)
 wl_start "${PATTERNS[@]}"
-P1=$WL_PID B1=$WL_BASE N=$WL_NR FD1=$WL_FD
+P1=$WL_PID B1=$WL_BASE N=$WL_NR
 wl_start "${PATTERNS[@]}"
 P2=$WL_PID B2=$WL_BASE FD2=$WL_FD
 
@@ -96,7 +96,7 @@ for dis in "" "pagemap_scan,procmap_query"; do
 done
 
 # collapse: workload 1 without the sandbox, workload 2 with it.
-KNOBS=(--sizes 2M,64K --max-ptes-none 0 --max-ptes-swap 64 --max-ptes-shared 256)
+KNOBS=(--sizes "2M,64K" --max-ptes-none 0 --max-ptes-swap 64 --max-ptes-shared 256)
 "$MTHPD" collapse --pid "$P1" --json "${KNOBS[@]}" >"$TMP/collapse.ref.json" 2>/dev/null ||
 	die "collapse without the sandbox failed"
 alloc0=$(vmstat thp_collapse_alloc)
@@ -124,7 +124,9 @@ echo "workload memory: $v"
 # ptrace-read check and process_madvise apply.
 if command -v setpriv >/dev/null; then
 	NB=$TMP/nobody
-	mkdir "$NB" && chmod 0755 "$TMP" "$NB" && cp "$WORKLOAD" "$NB/workload" || die "cannot copy the workload"
+	if ! mkdir "$NB" || ! chmod 0755 "$TMP" "$NB" || ! cp "$WORKLOAD" "$NB/workload"; then
+		die "cannot copy the workload to $NB"
+	fi
 	printf '#!/bin/sh\nexec setpriv --reuid=65534 --regid=65534 --clear-groups %s "$@"\n' "$NB/workload" \
 		>"$NB/as-nobody" && chmod 0755 "$NB/as-nobody"
 	SAVED=$WORKLOAD
@@ -150,6 +152,7 @@ CG=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 A=$CG/mthpd-seccomp-$$
 mkdir "$A" || skip "cannot create a child cgroup below $CG (parts 1 and 2 passed)"
 DAEMON=""
+# shellcheck disable=SC2317 # called by the EXIT trap
 stop_all() {
 	[ -n "$DAEMON" ] && kill -KILL "$DAEMON" 2>/dev/null
 	for pid in "${WL_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
@@ -188,6 +191,7 @@ fi
 # shellcheck disable=SC2016 # $0 and $@ belong to the inner shell
 WITH_JOURNAL=(unshare -m --propagation private -- sh -c 'mount -t tmpfs mthpd-test /run &&
 	mkdir -p /run/systemd/journal && ln -s "$0" /run/systemd/journal/socket && exec "$@"' "$JOURNAL")
+# shellcheck disable=SC2094 # run.log is only stat'ed, for its device and inode
 exec {PEER_FD}< <(
 	if [ -n "$JOURNAL" ]; then
 		JOURNAL_STREAM=$(stat -c '%d:%i' "$TMP/run.log") \
