@@ -101,7 +101,43 @@ static void write_family(FILE *f, const struct metrics *m, const struct family *
 	}
 }
 
-int metrics_write_prometheus(const struct metrics *m, const char *path)
+/* One unlabelled-by-size counter, per policy and in total. */
+static void write_scanned(FILE *f, const struct metrics *m, const char *name, const char *help,
+			  size_t offset)
+{
+	fprintf(f, "# HELP mthpd_%s_total %s\n# TYPE mthpd_%s_total counter\n", name, help, name);
+	for (size_t i = 0; i <= m->n; i++) {
+		const struct mthpd_counters *c = i < m->n ? &m->per_policy[i] : &m->total;
+		unsigned long v = *(const unsigned long *)(const void *)((const char *)c + offset);
+
+		if (i < m->n)
+			fprintf(f, "mthpd_%s_total{policy=\"%s\"} %lu\n", name, m->names[i], v);
+		else
+			fprintf(f, "mthpd_%s_total %lu\n", name, v);
+	}
+}
+
+static void prometheus_body(FILE *f, const struct metrics *m)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(families); i++)
+		write_family(f, m, &families[i]);
+	write_scanned(f, m, "scanned_ranges", "Populated 2 MiB ranges scanned.",
+		      offsetof(struct mthpd_counters, scanned_ranges));
+	write_scanned(f, m, "scanned_pages", "Occupied pages in the scanned ranges.",
+		      offsetof(struct mthpd_counters, scanned_pages));
+	fprintf(f,
+		"# HELP mthpd_passes_total Passes over the matched processes.\n"
+		"# TYPE mthpd_passes_total counter\nmthpd_passes_total %lu\n"
+		"# HELP mthpd_last_pass_seconds Duration of the last pass.\n"
+		"# TYPE mthpd_last_pass_seconds gauge\nmthpd_last_pass_seconds %.6f\n"
+		"# HELP mthpd_backing_off 1 while memory pressure keeps mthpd from collapsing.\n"
+		"# TYPE mthpd_backing_off gauge\nmthpd_backing_off %d\n",
+		m->passes, m->last_pass_seconds, m->backing_off ? 1 : 0);
+}
+
+/* Writes PATH.tmp with @body and renames it over PATH.  An empty path writes nothing. */
+static int write_atomic(const char *path, void (*body)(FILE *, const struct metrics *),
+			const struct metrics *m)
 {
 	char tmp[4096];
 	FILE *f;
@@ -111,29 +147,13 @@ int metrics_write_prometheus(const struct metrics *m, const char *path)
 	f = open_tmp(path, tmp, sizeof(tmp));
 	if (!f)
 		return -errno;
-	for (size_t i = 0; i < ARRAY_SIZE(families); i++)
-		write_family(f, m, &families[i]);
-	fputs("# HELP mthpd_scanned_ranges_total Populated 2 MiB ranges scanned.\n"
-	      "# TYPE mthpd_scanned_ranges_total counter\n", f);
-	for (size_t i = 0; i < m->n; i++)
-		fprintf(f, "mthpd_scanned_ranges_total{policy=\"%s\"} %lu\n", m->names[i],
-			m->per_policy[i].scanned_ranges);
-	fprintf(f, "mthpd_scanned_ranges_total %lu\n", m->total.scanned_ranges);
-	fputs("# HELP mthpd_scanned_pages_total Occupied pages in the scanned ranges.\n"
-	      "# TYPE mthpd_scanned_pages_total counter\n", f);
-	for (size_t i = 0; i < m->n; i++)
-		fprintf(f, "mthpd_scanned_pages_total{policy=\"%s\"} %lu\n", m->names[i],
-			m->per_policy[i].scanned_pages);
-	fprintf(f, "mthpd_scanned_pages_total %lu\n", m->total.scanned_pages);
-	fprintf(f,
-		"# HELP mthpd_passes_total Passes over the matched processes.\n"
-		"# TYPE mthpd_passes_total counter\nmthpd_passes_total %lu\n"
-		"# HELP mthpd_last_pass_seconds Duration of the last pass.\n"
-		"# TYPE mthpd_last_pass_seconds gauge\nmthpd_last_pass_seconds %.6f\n"
-		"# HELP mthpd_backing_off 1 while memory pressure keeps mthpd from collapsing.\n"
-		"# TYPE mthpd_backing_off gauge\nmthpd_backing_off %d\n",
-		m->passes, m->last_pass_seconds, m->backing_off ? 1 : 0);
+	body(f, m);
 	return finish(f, tmp, path);
+}
+
+int metrics_write_prometheus(const struct metrics *m, const char *path)
+{
+	return write_atomic(path, prometheus_body, m);
 }
 
 static void state_counters(FILE *f, const char *who, const struct mthpd_counters *c)
@@ -153,16 +173,8 @@ static void state_counters(FILE *f, const char *who, const struct mthpd_counters
 	fputc('\n', f);
 }
 
-int metrics_write_state(const struct metrics *m, const char *path)
+static void state_body(FILE *f, const struct metrics *m)
 {
-	char tmp[4096];
-	FILE *f;
-
-	if (!path || !*path)
-		return 0;
-	f = open_tmp(path, tmp, sizeof(tmp));
-	if (!f)
-		return -errno;
 	/* One "key value..." per line; `mthpd status` prints it. */
 	fprintf(f, "pid %d\npasses %lu\nlast_pass_seconds %.6f\ntargets %lu\nbacking_off %s\n",
 		(int)m->pid, m->passes, m->last_pass_seconds, m->targets,
@@ -174,5 +186,9 @@ int metrics_write_state(const struct metrics *m, const char *path)
 		(void)snprintf(who, sizeof(who), "policy %s", m->names[i]);
 		state_counters(f, who, &m->per_policy[i]);
 	}
-	return finish(f, tmp, path);
+}
+
+int metrics_write_state(const struct metrics *m, const char *path)
+{
+	return write_atomic(path, state_body, m);
 }
