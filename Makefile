@@ -6,7 +6,8 @@
 #   make asan            the same tests under ASan+UBSan, in build-asan/
 #   make bench           scan cost against the raw pagemap floor (root)
 #   make demo            a demo workload, its plan, its collapse (root)
-#   make install         DESTDIR, PREFIX, SBINDIR, MANDIR
+#   make install         DESTDIR PREFIX SBINDIR SYSCONFDIR UNITDIR MANDIR DOCDIR (mk/install.mk)
+#   make uninstall       the same files removed; neither runs systemctl
 
 O ?= build
 CC ?= cc
@@ -44,7 +45,7 @@ CONTRIB_BIN := $(CONTRIB_SRC:contrib/%.c=$(O)/contrib/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 
-.PHONY: all check check-unit check-fixtures check-integration asan bench demo install clean deps
+.PHONY: all check check-config check-unit check-fixtures check-integration asan bench demo install clean deps
 all: $(O)/mthpd $(O)/libmthpd.a $(CONTRIB_BIN) $(INTEG_BIN) $(BENCH_BIN)
 
 $(O)/%.o: %.c
@@ -79,7 +80,11 @@ $(O)/bench/%: $(O)/bench/%.o $(O)/libmthpd.a
 
 # Each test is a program or script that exits 0 (pass), 77 (skip) or
 # anything else (fail); tests/run-tests prints one line per test.
-check: check-unit check-fixtures check-integration
+check: check-unit check-fixtures check-config check-service check-integration
+
+# The shipped configuration and policy examples must load.
+check-config: $(O)/mthpd
+	$(O)/mthpd check-config --config-dir conf >/dev/null
 
 check-unit: $(UNIT_BIN)
 	@O=$(O) TEST_WRAPPER="$(TEST_WRAPPER)" tests/run-tests unit $(UNIT_BIN)
@@ -100,11 +105,9 @@ bench: all
 demo: $(O)/mthpd $(O)/tests/integration/workload
 	contrib/demo $(O)
 
-install: $(O)/mthpd
-	install -D -m 0755 $(O)/mthpd $(DESTDIR)$(SBINDIR)/mthpd
-	install -D -m 0644 man/mthpd.8 $(DESTDIR)$(MANDIR)/man8/mthpd.8
-
 clean:
 	rm -rf build build-asan
+
+include mk/install.mk
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)

@@ -23,6 +23,7 @@
 #include "config.h"
 #include "output.h"
 #include "run.h"
+#include "sandbox.h"
 #include "plan.h"
 #include "result.h"
 #include "target.h"
@@ -340,6 +341,21 @@ static int run(int argc, char **argv)
 			"and 511 are supported there, as in the kernel)\n",
 			knobs.max_ptes_none);
 
+	if (getenv("MTHPD_SANDBOX")) {
+		/* Testing aid: the daemon's sandbox around a one-shot pass (test-seccomp). */
+		char err[256];
+
+		char desc[256];
+
+		r = sandbox_enter(err, sizeof(err));
+		if (r < 0) {
+			fail("cannot enter the sandbox: %s", err);
+			status = EXIT_SYSTEM;
+			goto out;
+		}
+		if (sandbox_describe(desc, sizeof(desc)) == 0)
+			fprintf(stderr, "mthpd: sandbox: %s\n", desc);
+	}
 	mthpd_output_init(&out, stdout, c.json, c.collapse, c.proc_root != NULL, &knobs, &features);
 	mthpd_output_header(&out);
 	for (size_t i = 0; i < c.nr_pids; i++) {
@@ -524,6 +540,8 @@ static int daemon_commands(int argc, char **argv)
 	}
 	if (strcmp(cmd, "run") == 0)
 		return run_daemon(&ro);
+	if (strcmp(cmd, "sandbox-test") == 0)
+		return sandbox_test(stdout);
 	status = load_config_for(ro.config_dir, ro.sys_root, &c);
 	if (status != EXIT_OK)
 		return status;
@@ -540,7 +558,8 @@ static int daemon_commands(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && (strcmp(argv[1], "run") == 0 || strcmp(argv[1], "check-config") == 0 ||
-			  strcmp(argv[1], "status") == 0))
+			  strcmp(argv[1], "status") == 0 ||
+			  strcmp(argv[1], "sandbox-test") == 0))
 		return daemon_commands(argc, argv);
 	return run(argc, argv);
 }

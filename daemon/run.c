@@ -28,6 +28,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "run.h"
+#include "sandbox.h"
 #include "target.h"
 
 struct daemon {
@@ -392,6 +393,21 @@ static void reload(struct daemon *d)
 		log_error("reload of '%s' failed: keeping the configuration in use",
 			  d->opts->config_dir);
 	} else {
+		struct mthpd_proc *procs = NULL;
+
+		/* max_pids_per_pass may have grown: the pid array follows it. */
+		if (c->daemon.max_pids_per_pass != d->cfg->daemon.max_pids_per_pass)
+			procs = reallocarray(d->procs, c->daemon.max_pids_per_pass + 1U,
+					     sizeof(*d->procs));
+		if (c->daemon.max_pids_per_pass != d->cfg->daemon.max_pids_per_pass && !procs) {
+			log_error("reload of '%s' failed: out of memory; keeping the configuration in use",
+				  d->opts->config_dir);
+			mthpd_config_free(c);
+			(void)sd_notify(0, "READY=1");
+			return;
+		}
+		if (procs)
+			d->procs = procs;
 		mthpd_config_free(d->cfg);
 		d->cfg = c;
 		log_notice("reloaded '%s': %zu polic%s", d->opts->config_dir, c->nr_policies,
@@ -470,6 +486,17 @@ static int setup(struct daemon *d)
 
 	if (sd_watchdog_enabled(0, &d->watchdog_usec) <= 0)
 		d->watchdog_usec = 0;
+
+	/* Everything is open: from here on only the capabilities and system calls it needs. */
+	if (d->opts->sandbox) {
+		char err[256], desc[256];
+
+		r = sandbox_enter(err, sizeof(err));
+		if (r < 0)
+			return log_errno(LOG_LVL_ERR, r, "cannot enter the sandbox: %s", err);
+		if (sandbox_describe(desc, sizeof(desc)) == 0)
+			log_info("sandbox: %s", desc);
+	}
 
 	return 0;
 }

@@ -48,7 +48,7 @@ sizes=2M
 max_ptes_none=0
 EOT
 
-"$MTHPD" run --no-sandbox --config-dir "$T/conf" --proc-root "$P" --sys-root "$T/tree/sys" 2>"$T/log" &
+"$MTHPD" run --config-dir "$T/conf" --proc-root "$P" --sys-root "$T/tree/sys" 2>"$T/log" &
 DAEMON=$!
 wait_log() { # PATTERN: up to 5 s
 	for ((i = 0; i < 50; i++)); do
