@@ -45,7 +45,7 @@ CONTRIB_BIN := $(CONTRIB_SRC:contrib/%.c=$(O)/contrib/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 
-.PHONY: all check check-config check-unit check-fixtures check-integration asan bench demo install clean deps
+.PHONY: all check check-config check-systemd-vm check-unit check-fixtures check-integration asan bench demo install clean deps
 all: $(O)/mthpd $(O)/libmthpd.a $(CONTRIB_BIN) $(INTEG_BIN) $(BENCH_BIN)
 
 $(O)/%.o: %.c
@@ -95,6 +95,10 @@ check-fixtures: all
 check-integration: all
 	@O=$(O) TEST_WRAPPER="$(TEST_WRAPPER)" tests/run-tests integration \
 		$(sort $(wildcard tests/integration/test-*.sh))
+
+# mthpd under a real systemd: Debian 12 booted under QEMU (tests/systemd-vm/README.md).
+check-systemd-vm: all
+	tests/systemd-vm/run
 
 asan:
 	$(MAKE) O=build-asan SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" check

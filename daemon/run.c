@@ -302,7 +302,7 @@ static void pass(struct daemon *d)
 	const struct mthpd_config *c = d->cfg;
 	uint64_t start = now_usec(), pages_budget = c->daemon.pages_to_scan;
 	_cleanup_free_ uint64_t *bytes_left = calloc(c->nr_policies ? c->nr_policies : 1, sizeof(uint64_t));
-	unsigned long matched = 0, before_ok = d->metrics.total.collapse_alloc[MTHPD_PMD_ORDER];
+	unsigned long matched = 0, collapsed = 0, planned = 0;
 	struct mthpd_counters before = d->metrics.total;
 	pid_t self = getpid();
 	char status[256];
@@ -351,20 +351,19 @@ static void pass(struct daemon *d)
 	d->metrics.backing_off = d->backing_off;
 
 	{
-		unsigned long collapsed = 0, planned = 0;
-
 		for (unsigned int o = MTHPD_MIN_ORDER; o <= MTHPD_PMD_ORDER; o++) {
 			collapsed += d->metrics.total.collapse_alloc[o] - before.collapse_alloc[o];
 			planned += d->metrics.total.planned[o] - before.planned[o];
 		}
-		(void)before_ok;
 		(void)snprintf(status, sizeof(status),
 			       "pass %lu: %lu of %d processes matched, %lu blocks planned, %lu collapsed%s%s",
 			       d->metrics.passes, matched, n, planned, collapsed,
 			       d->backing_off ? ", backing off (memory pressure)" : "",
 			       r == -EDQUOT ? ", pages_to_scan reached" : "");
 	}
-	log_notice("%s in %.3f s", status, d->metrics.last_pass_seconds);
+	/* A pass with nothing to do is not news: STATUS= still shows it. */
+	log_msg(planned || collapsed || r == -EDQUOT ? LOG_LVL_NOTICE : LOG_LVL_DEBUG, "%s in %.3f s",
+		status, d->metrics.last_pass_seconds);
 	(void)sd_notifyf(0, "STATUS=%s", status);
 	r = metrics_write_prometheus(&d->metrics, c->daemon.metrics_file);
 	if (r < 0)
