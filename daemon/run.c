@@ -40,6 +40,7 @@ struct daemon {
 	int kpf_fd;
 	char cgroup_mount[4096];
 	int sig_fd, timer_fd;
+	int cgroup_fd; /* the cgroup2 mount, opened once: per-cgroup memory.pressure */
 	uint64_t watchdog_usec, next_watchdog;
 	uint64_t no_collapse_until; /* alloc_sleep_millisecs after an allocation failure */
 	bool stop, reload;
@@ -223,13 +224,12 @@ static int do_target(struct daemon *d, const struct mthpd_proc *proc,
 	if (!tc.counters)
 		return 0;
 	if (!pressure && d->cgroup_mount[0] && d->cfg->daemon.psi_threshold) {
-		_cleanup_close_ int root = open(d->cgroup_mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		char path[700];
 
 		/* the cgroup's own pressure, where the cgroup2 hierarchy has it */
 		(void)snprintf(path, sizeof(path), "%s/memory.pressure",
 			       strcmp(proc->cgroup, "/") == 0 ? "." : proc->cgroup + 1);
-		pressure = root >= 0 && over_threshold(d, read_psi(root, NULL, path));
+		pressure = d->cgroup_fd >= 0 && over_threshold(d, read_psi(d->cgroup_fd, NULL, path));
 	}
 	/* A synthetic --proc-root has no live process behind its pids: plan only. */
 	tc.acting = !d->opts->proc_root && !d->cfg->daemon.dry_run && !pol->dry_run && !pressure &&
@@ -462,10 +462,12 @@ static int setup(struct daemon *d)
 	r = mthpd_kif_read_proc(&d->kif, "self/mountinfo", mountinfo, sizeof(mountinfo));
 	if (r >= 0 || r == -EFBIG)
 		r = mthpd_mountinfo_cgroup2(mountinfo, d->cgroup_mount, sizeof(d->cgroup_mount));
-	if (r < 0)
+	if (r < 0) {
 		log_warning("no cgroup2 hierarchy mounted: no process can be matched");
-	else
+	} else {
 		log_info("cgroup2 hierarchy at '%s'", d->cgroup_mount);
+		d->cgroup_fd = open(d->cgroup_mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
 
 	d->procs = calloc(d->cfg->daemon.max_pids_per_pass + 1U, sizeof(*d->procs));
 	if (!d->procs)
@@ -502,7 +504,7 @@ static int setup(struct daemon *d)
 
 int run_daemon(const struct run_opts *o)
 {
-	struct daemon d = {.opts = o, .kpf_fd = -1, .sig_fd = -1, .timer_fd = -1,
+	struct daemon d = {.opts = o, .kpf_fd = -1, .sig_fd = -1, .timer_fd = -1, .cgroup_fd = -1,
 			   .kif = {.proc_fd = -1, .sys_fd = -1}};
 	int r, status = 0;
 
@@ -551,6 +553,8 @@ out:
 		(void)close(d.kpf_fd);
 	if (d.sig_fd >= 0)
 		(void)close(d.sig_fd);
+	if (d.cgroup_fd >= 0)
+		(void)close(d.cgroup_fd);
 	if (d.timer_fd >= 0)
 		(void)close(d.timer_fd);
 	mthpd_kif_done(&d.kif);
