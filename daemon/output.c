@@ -26,7 +26,7 @@ void mthpd_output_init(struct mthpd_output *o, FILE *f, bool json, bool collapse
 
 static bool supported(const struct mthpd_output *o, unsigned int order)
 {
-	return order == MTHPD_PMD_ORDER || o->features->subpmd_collapse;
+	return mthpd_features_can_collapse(o->features, order);
 }
 
 static void sizes_list(const struct mthpd_knobs *k, char *buf, size_t size)

@@ -383,6 +383,24 @@ static int load_config(struct daemon *d, struct mthpd_config **ret)
 	return r;
 }
 
+/*
+ * Sizes below 2M are switched in sysfs at any time (hugepages-*kB/enabled);
+ * SIGHUP is how the admin tells mthpd to look again.
+ */
+static void reprobe_subpmd(struct daemon *d)
+{
+	struct mthpd_features f = d->features;
+	char now[128], before[128];
+
+	if (mthpd_features_probe_subpmd(&d->kif, &f) < 0)
+		return;
+	if (f.subpmd == d->features.subpmd && f.subpmd_orders == d->features.subpmd_orders)
+		return;
+	log_notice("kernel: %s (was %s)", mthpd_features_describe(&f, now, sizeof(now)),
+		   mthpd_features_describe(&d->features, before, sizeof(before)));
+	d->features = f;
+}
+
 static void reload(struct daemon *d)
 {
 	struct mthpd_config *c = NULL;
@@ -412,6 +430,8 @@ static void reload(struct daemon *d)
 		log_notice("reloaded '%s': %zu polic%s", d->opts->config_dir, c->nr_policies,
 			   c->nr_policies == 1 ? "y" : "ies");
 	}
+	if (!d->opts->proc_root)
+		reprobe_subpmd(d);
 	(void)sd_notify(0, "READY=1");
 }
 

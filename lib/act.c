@@ -11,8 +11,13 @@ enum mthpd_scan_result mthpd_act_errno_result(int err)
 		return MTHPD_SCAN_SUCCEED;
 	case ENOMEM: /* SCAN_ALLOC_HUGE_PAGE_FAIL (or an unmapped hole) */
 		return MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL;
-	case EBUSY: /* SCAN_CGROUP_CHARGE_FAIL, SCAN_EXCEED_NONE_PTE */
+	case EBUSY: /* SCAN_CGROUP_CHARGE_FAIL, SCAN_EXCEED_NONE_PTE; below PMD
+		     * also a swap entry or a shared page (contrib/kernel) */
 		return MTHPD_SCAN_CGROUP_CHARGE_FAIL;
+	case ENODATA: /* PMADV_COLLAPSE_STRICT: an empty or zero page in the block */
+		return MTHPD_SCAN_EXCEED_NONE_PTE;
+	case EOPNOTSUPP: /* the size was disabled in sysfs since the probe */
+		return MTHPD_RESULT_UNSUPPORTED;
 	case EAGAIN: /* SCAN_PAGE_COUNT/LOCK/LRU, DEL_PAGE_LRU: temporary */
 		return MTHPD_RESULT_TRY_AGAIN;
 	case EINVAL: /* everything "intrinsic to the range", VMA checks first */
@@ -33,7 +38,7 @@ int mthpd_act_verify(struct mthpd_act *a, uint64_t addr, unsigned int order)
 	const uint64_t head_thp = KPF_BIT(KPF_COMPOUND_HEAD) | KPF_BIT(KPF_THP);
 	const uint64_t tail_thp = KPF_BIT(KPF_COMPOUND_TAIL) | KPF_BIT(KPF_THP);
 	const uint64_t mask = head_thp | tail_thp | KPF_BIT(KPF_ZERO_PAGE);
-	uint64_t e[MTHPD_PMD_NR], flags[MTHPD_PMD_NR], head;
+	uint64_t e[MTHPD_PMD_NR], flags[MTHPD_PMD_NR + 1], head;
 	int r;
 
 	r = mthpd_pagemap_read(a->pagemap, addr, nr, e);
@@ -45,9 +50,21 @@ int mthpd_act_verify(struct mthpd_act *a, uint64_t addr, unsigned int order)
 	for (unsigned int i = 1; i < nr; i++)
 		if (!(e[i] & PM_PRESENT) || mthpd_pagemap_pfn(e[i]) != head + i)
 			return 0;
-	r = mthpd_kpageflags_read(a->kpageflags_fd, head, nr, flags);
+	/*
+	 * One page more: a tail right after the block belongs to the same
+	 * folio (its head would be inside the block), so the folio is larger
+	 * than asked.  At the end of memory that page cannot be read: then
+	 * nothing follows.
+	 */
+	r = mthpd_kpageflags_read(a->kpageflags_fd, head, nr + 1, flags);
+	if (r < 0) {
+		flags[nr] = 0;
+		r = mthpd_kpageflags_read(a->kpageflags_fd, head, nr, flags);
+	}
 	if (r < 0)
 		return r;
+	if (flags[nr] & KPF_BIT(KPF_COMPOUND_TAIL))
+		return 0;
 	if ((flags[0] & mask) != head_thp)
 		return 0;
 	for (unsigned int i = 1; i < nr; i++)
@@ -71,7 +88,7 @@ enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_ran
 	if (a->budget < len)
 		return MTHPD_RESULT_OVER_BUDGET;
 	if (order != MTHPD_PMD_ORDER) {
-		if (!a->subpmd_supported)
+		if (!(a->subpmd_orders & (1U << order)))
 			return MTHPD_RESULT_UNSUPPORTED;
 		flags = a->subpmd_flags;
 	}

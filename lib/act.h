@@ -31,7 +31,7 @@ struct mthpd_act {
 	int pidfd;
 	struct mthpd_pagemap *pagemap; /* to verify: re-read the block's entries */
 	int kpageflags_fd;
-	bool subpmd_supported;  /* the kernel carries the contrib patch */
+	uint32_t subpmd_orders; /* orders below PMD the kernel collapses (contrib patch, enabled) */
 	unsigned int subpmd_flags;
 	bool exited;            /* the target went away: stop calling */
 	uint64_t budget;        /* bytes it may still collapse; UINT64_MAX: no limit */

@@ -7,15 +7,96 @@
 #include <unistd.h>
 
 #include "act.h"
+#include "knobs.h"
 #include "features.h"
 #include "pagemap.h"
 #include "util.h"
 #include "vmas.h"
 
+/*
+ * One valid block per order below PMD, each written in full so that no rule
+ * but the flag itself can refuse it: order n at [4K << n, 8K << n) of the
+ * 2 MiB-aligned @p, so the blocks never overlap.  An unpatched kernel rejects
+ * any process_madvise() flag with EINVAL; a patched one answers EOPNOTSUPP
+ * for a size disabled in sysfs.  EINVAL can also mean that THP is off for
+ * mthpd itself (PR_SET_THP_DISABLE from a parent): a plain MADV_COLLAPSE of
+ * [1M, 2M) tells the two apart, as stock kernels check the VMA first and then
+ * collapse the PMDs the range covers in full, here none: success, no effect.
+ * (A range that ends inside a PMD, as the smaller blocks do, is EINVAL on
+ * stock 6.18: measured.)
+ */
+static void probe_subpmd(struct mthpd_kif *kif, int pidfd, char *p, struct mthpd_features *f)
+{
+	for (unsigned int order = MTHPD_MIN_ORDER; order < MTHPD_PMD_ORDER; order++) {
+		const uint64_t len = MTHPD_PAGE_SIZE << order;
+		char *block = p + len;
+		int64_t n;
+
+		memset(block, 0x5a, len);
+		n = kif->ops->collapse(kif, pidfd, (uint64_t)(uintptr_t)block, len,
+				       MTHPD_MADV_COLLAPSE_ORDER);
+		if (n == -EINVAL) {
+			if (f->subpmd == MTHPD_SUBPMD_PATCHED)
+				continue; /* a patched kernel refusing this block: not usable */
+			n = kif->ops->collapse(kif, pidfd, (uint64_t)(uintptr_t)p + MTHPD_PMD_SIZE / 2,
+					       MTHPD_PMD_SIZE / 2, 0);
+			f->subpmd = n >= 0 ? MTHPD_SUBPMD_UNPATCHED : MTHPD_SUBPMD_UNKNOWN;
+			f->subpmd_errno = n >= 0 ? EINVAL : (int)-n;
+			return;
+		}
+		if (n == -EOPNOTSUPP) {
+			f->subpmd = MTHPD_SUBPMD_PATCHED;
+			continue;
+		}
+		/*
+		 * Success, or a failure of this attempt (ENOMEM, EBUSY, EAGAIN)
+		 * that shows the flag known and the size enabled; anything else
+		 * (EPERM, ENOSYS under a seccomp filter) says nothing.
+		 */
+		if (n >= 0 || n == -ENOMEM || n == -EBUSY || n == -EAGAIN) {
+			f->subpmd = MTHPD_SUBPMD_PATCHED;
+			f->subpmd_orders |= 1U << order;
+			continue;
+		}
+		f->subpmd = MTHPD_SUBPMD_UNKNOWN;
+		f->subpmd_orders = 0;
+		f->subpmd_errno = (int)-n;
+		return;
+	}
+}
+
+int mthpd_features_probe_subpmd(struct mthpd_kif *kif, struct mthpd_features *f)
+{
+	_cleanup_close_ int pidfd = -1;
+	char *map, *p;
+
+	f->subpmd = MTHPD_SUBPMD_UNKNOWN;
+	f->subpmd_orders = 0;
+	f->subpmd_errno = 0;
+	map = mmap(NULL, 2 * MTHPD_PMD_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		   -1, 0);
+	if (map == MAP_FAILED)
+		return -errno;
+	p = (char *)(((uintptr_t)map + MTHPD_PMD_SIZE - 1) & ~(uintptr_t)(MTHPD_PMD_SIZE - 1));
+	pidfd = kif->ops->pidfd_open(kif, getpid());
+	if (pidfd >= 0)
+		probe_subpmd(kif, pidfd, p, f);
+	else
+		f->subpmd_errno = -pidfd;
+	(void)munmap(map, 2 * MTHPD_PMD_SIZE);
+	return 0;
+}
+
+bool mthpd_features_can_collapse(const struct mthpd_features *f, unsigned int order)
+{
+	return order == MTHPD_PMD_ORDER ||
+	       (f->subpmd == MTHPD_SUBPMD_PATCHED && (f->subpmd_orders & (1U << order)));
+}
+
 int mthpd_features_probe(struct mthpd_kif *kif, struct mthpd_features *ret)
 {
 	struct mthpd_features f = {0};
-	_cleanup_close_ int pm_fd = -1, pidfd = -1;
+	_cleanup_close_ int pm_fd = -1;
 	uint64_t entry = 0;
 	char *map, *p;
 	int r;
@@ -39,22 +120,11 @@ int mthpd_features_probe(struct mthpd_kif *kif, struct mthpd_features *ret)
 	}
 	f.procmap_query = mthpd_vmas_query_probe(kif, getpid()) > 0;
 
-	/*
-	 * The sub-PMD probe needs a range the kernel would accept, so that
-	 * EINVAL can only mean "flag unknown": a 64 KiB block whose first
-	 * page is written, inside a VMA holding a whole PMD.
-	 */
-	pidfd = kif->ops->pidfd_open(kif, getpid());
-	if (pidfd >= 0) {
-		int64_t n = kif->ops->collapse(kif, pidfd, (uint64_t)(uintptr_t)p, 16 * MTHPD_PAGE_SIZE,
-					       MTHPD_MADV_COLLAPSE_ORDER);
-
-		f.subpmd_errno = n < 0 ? (int)-n : 0;
-		f.subpmd_collapse = n >= 0 || (n != -EINVAL && n != -ENOSYS && n != -EPERM);
-	} else {
-		f.subpmd_errno = -pidfd;
+	r = mthpd_features_probe_subpmd(kif, &f);
+	if (r < 0) {
+		(void)munmap(map, 2 * MTHPD_PMD_SIZE);
+		return r;
 	}
-
 	(void)munmap(map, 2 * MTHPD_PMD_SIZE);
 	*ret = f;
 	return 0;
@@ -62,10 +132,32 @@ int mthpd_features_probe(struct mthpd_kif *kif, struct mthpd_features *ret)
 
 const char *mthpd_features_describe(const struct mthpd_features *f, char *buf, size_t size)
 {
-	int n = snprintf(buf, size, "pagemap_scan=%s procmap_query=%s pfns=%s subpmd_collapse=%s",
-			 f->pagemap_scan ? "yes" : "no", f->procmap_query ? "yes" : "no",
-			 f->pfns_visible ? "yes" : "no", f->subpmd_collapse ? "yes" : "no");
+	char sub[96];
+	size_t m = 0;
+	int n;
 
+	switch (f->subpmd) {
+	case MTHPD_SUBPMD_UNPATCHED:
+		snprintf(sub, sizeof(sub), "unpatched");
+		break;
+	case MTHPD_SUBPMD_PATCHED:
+		m = (size_t)snprintf(sub, sizeof(sub), "patched:");
+		for (unsigned int order = MTHPD_MIN_ORDER; order < MTHPD_PMD_ORDER; order++)
+			if (f->subpmd_orders & (1U << order) && m < sizeof(sub))
+				m += (size_t)snprintf(sub + m, sizeof(sub) - m, "%s%s",
+						      sub[m - 1] == ':' ? "" : ",",
+						      mthpd_order_name(order));
+		if (!f->subpmd_orders)
+			snprintf(sub + m, sizeof(sub) - m, "none");
+		break;
+	default:
+		snprintf(sub, sizeof(sub), "unknown(%s)",
+			 f->subpmd_errno ? strerror(f->subpmd_errno) : "not probed");
+		break;
+	}
+	n = snprintf(buf, size, "pagemap_scan=%s procmap_query=%s pfns=%s subpmd_collapse=%s",
+		     f->pagemap_scan ? "yes" : "no", f->procmap_query ? "yes" : "no",
+		     f->pfns_visible ? "yes" : "no", sub);
 	if (n < 0 || (size_t)n >= size)
 		return "?";
 	return buf;

@@ -6,16 +6,33 @@
 #define MTHPD_FEATURES_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "kif.h"
+
+/*
+ * Collapse below PMD order (contrib/kernel): what the kernel answered to
+ * process_madvise(MADV_COLLAPSE, PMADV_COLLAPSE_ORDER) on a valid block of
+ * mthpd's own memory, per order.
+ */
+enum mthpd_subpmd {
+	MTHPD_SUBPMD_UNKNOWN,   /* not probed (synthetic root) or the probe failed */
+	MTHPD_SUBPMD_UNPATCHED, /* EINVAL: the kernel does not know the flag */
+	MTHPD_SUBPMD_PATCHED,   /* the flag is known; subpmd_orders says which sizes work */
+};
 
 struct mthpd_features {
 	bool pagemap_scan;    /* PAGEMAP_SCAN ioctl on pagemap (6.7+) */
 	bool procmap_query;   /* PROCMAP_QUERY ioctl on maps (6.11+) */
 	bool pfns_visible;    /* pagemap shows PFNs (CAP_SYS_ADMIN) */
-	bool subpmd_collapse; /* process_madvise(MADV_COLLAPSE) takes the contrib order flag */
-	int subpmd_errno;     /* what the sub-PMD probe answered (0 on success) */
+	enum mthpd_subpmd subpmd;
+	uint32_t subpmd_orders; /* PATCHED: bit n set if order n collapsed (EOPNOTSUPP: disabled) */
+	int subpmd_errno;       /* UNKNOWN: why the probe could not tell */
 };
+
+/* The kernel can collapse a block of @order now (PMD order always can). */
+bool mthpd_features_can_collapse(const struct mthpd_features *f, unsigned int order);
 
 /*
  * Probes the running kernel through @kif with a 2 MiB scratch mapping of
@@ -24,7 +41,18 @@ struct mthpd_features {
  */
 int mthpd_features_probe(struct mthpd_kif *kif, struct mthpd_features *ret);
 
-/* "pagemap_scan procmap_query ..." for the log and `plan`. */
+/*
+ * Only the sub-PMD part of the probe (on its own scratch mapping): sizes can
+ * be enabled and disabled in sysfs at any time, so the daemon asks again on
+ * reload.  Returns 0 or -errno (ENOMEM).
+ */
+int mthpd_features_probe_subpmd(struct mthpd_kif *kif, struct mthpd_features *f);
+
+/*
+ * "pagemap_scan=yes procmap_query=yes pfns=yes subpmd_collapse=patched:16K,64K"
+ * for the log and `plan`; subpmd_collapse is one of unpatched, patched:SIZES,
+ * patched:none (every size below 2M disabled in sysfs) or unknown(ERRNO).
+ */
 const char *mthpd_features_describe(const struct mthpd_features *f, char *buf, size_t size);
 
 #endif

@@ -164,7 +164,7 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 		.pidfd = t->pidfd,
 		.pagemap = &t->pagemap,
 		.kpageflags_fd = o->kpageflags_fd,
-		.subpmd_supported = o->features->subpmd_collapse,
+		.subpmd_orders = o->features->subpmd_orders, /* 0 unless PATCHED */
 		.subpmd_flags = o->subpmd_flags,
 		.budget = o->budget_bytes ? o->budget_bytes : UINT64_MAX,
 	};

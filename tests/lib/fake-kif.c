@@ -54,6 +54,10 @@ static int64_t fake_collapse(struct mthpd_kif *kif, int pidfd _unused_, uint64_t
 	f->calls[f->nr_calls++] = (struct fake_kif_call){.addr = addr, .len = len, .flags = flags};
 	answer = i < f->nr_answers ? f->answers[i] : -ENOSYS;
 	if (answer >= 0 && f->effect[i]) {
+		if (f->folio_len[i]) {
+			len = f->folio_len[i];
+			addr &= ~(len - 1);
+		}
 		unsigned int n = (unsigned int)(len / MTHPD_PAGE_SIZE);
 		uint64_t *fl = calloc(n, sizeof(*fl));
 
@@ -143,6 +147,16 @@ void fake_kif_answer(struct fake_kif *f, int64_t answer, bool effect)
 {
 	if (f->nr_answers < FAKE_KIF_MAX_CALLS) {
 		f->answers[f->nr_answers] = answer;
+		f->folio_len[f->nr_answers] = 0;
 		f->effect[f->nr_answers++] = effect;
+	}
+}
+
+void fake_kif_answer_folio(struct fake_kif *f, int64_t answer, uint64_t folio_len)
+{
+	if (f->nr_answers < FAKE_KIF_MAX_CALLS) {
+		f->answers[f->nr_answers] = answer;
+		f->folio_len[f->nr_answers] = folio_len;
+		f->effect[f->nr_answers++] = true;
 	}
 }

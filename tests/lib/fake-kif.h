@@ -27,6 +27,9 @@ struct fake_kif {
 	int64_t answers[FAKE_KIF_MAX_CALLS];
 	/* with a successful answer, rewrite kpageflags so the block is a folio */
 	bool effect[FAKE_KIF_MAX_CALLS];
+	/* with effect: the folio's size in bytes (0: the call's length), placed
+	 * at the call's address rounded down to it */
+	uint64_t folio_len[FAKE_KIF_MAX_CALLS];
 	unsigned int nr_answers;
 	struct fake_kif_call calls[FAKE_KIF_MAX_CALLS];
 	unsigned int nr_calls;
@@ -42,5 +45,8 @@ struct fake_kif {
 int fake_kif_init(struct fake_kif *f, uint64_t base, unsigned int nr_pages, uint64_t pfn_base);
 void fake_kif_done(struct fake_kif *f);
 void fake_kif_answer(struct fake_kif *f, int64_t answer, bool effect);
+/* A success that leaves a folio of @folio_len around the block (a kernel
+ * that collapsed more, or other than, what was asked). */
+void fake_kif_answer_folio(struct fake_kif *f, int64_t answer, uint64_t folio_len);
 
 #endif

@@ -26,7 +26,11 @@ struct run {
 	uint64_t budget; /* 0: no limit */
 };
 
-static void run_walk(struct run *r, uint32_t orders, bool subpmd, void (*script)(struct fake_kif *))
+/* Orders 2..8: what a patched kernel with every size enabled collapses. */
+#define ALL_SUBPMD (((1U << MTHPD_PMD_ORDER) - 1) & ~3U)
+
+static void run_walk(struct run *r, uint32_t orders, uint32_t subpmd_orders,
+		     void (*script)(struct fake_kif *))
 {
 	const struct mthpd_knobs k = {.orders = orders, .max_ptes_none = 0};
 	struct mthpd_scan_ctx sc;
@@ -47,7 +51,7 @@ static void run_walk(struct run *r, uint32_t orders, bool subpmd, void (*script)
 		.pidfd = -1,
 		.pagemap = &r->pm,
 		.kpageflags_fd = r->kpf,
-		.subpmd_supported = subpmd,
+		.subpmd_orders = subpmd_orders,
 		.subpmd_flags = MTHPD_MADV_COLLAPSE_ORDER | MTHPD_MADV_COLLAPSE_STRICT,
 		.budget = r->budget ? r->budget : UINT64_MAX,
 	};
@@ -109,6 +113,14 @@ static void einval(struct fake_kif *f)
 	fake_kif_answer(f, -EINVAL, false);
 }
 
+/* The kernel made a 2M folio where 64K was asked, then did nothing more. */
+static void first_64k_makes_2m(struct fake_kif *f)
+{
+	fake_kif_answer_folio(f, 16 * 4096, MTHPD_PMD_SIZE);
+	for (int i = 1; i < 32; i++)
+		fake_kif_answer(f, 16 * 4096, false);
+}
+
 static void nothing(struct fake_kif *f)
 {
 	(void)f;
@@ -120,7 +132,7 @@ int main(void)
 	struct run r = {0};
 
 	test_case = "2M collapse, verified";
-	run_walk(&r, pmd, false, pmd_ok);
+	run_walk(&r, pmd, 0, pmd_ok);
 	TEST_ASSERT_EQ(r.f.nr_calls, 1);
 	TEST_ASSERT_EQ(r.f.calls[0].addr, BASE);
 	TEST_ASSERT_EQ(r.f.calls[0].len, MTHPD_PMD_SIZE);
@@ -131,21 +143,21 @@ int main(void)
 	run_done(&r);
 
 	test_case = "kernel answers success, kpageflags shows no folio: noop";
-	run_walk(&r, pmd, false, pmd_says_ok_does_nothing);
+	run_walk(&r, pmd, 0, pmd_says_ok_does_nothing);
 	TEST_ASSERT_EQ(r.f.nr_calls, 1);
 	TEST_ASSERT_EQ(r.plan.blocks[0].result, MTHPD_RESULT_NOOP);
 	TEST_ASSERT_EQ(r.act.nr_noop, 1);
 	run_done(&r);
 
 	test_case = "EAGAIN is retried once";
-	run_walk(&r, pmd, false, eagain_then_ok);
+	run_walk(&r, pmd, 0, eagain_then_ok);
 	TEST_ASSERT_EQ(r.f.nr_calls, 2);
 	TEST_ASSERT_EQ(r.f.calls[1].addr, BASE);
 	TEST_ASSERT_EQ(r.plan.blocks[0].result, MTHPD_SCAN_SUCCEED);
 	run_done(&r);
 
 	test_case = "ENOMEM at 2M falls back to 64K at the same offset, with the order flags";
-	run_walk(&r, pmd_64k, true, enomem_then_64k_ok);
+	run_walk(&r, pmd_64k, ALL_SUBPMD, enomem_then_64k_ok);
 	TEST_ASSERT_EQ(r.f.nr_calls, 33);
 	TEST_ASSERT_EQ(r.plan.blocks[0].order, 9);
 	TEST_ASSERT_EQ(r.plan.blocks[0].result, MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL);
@@ -160,14 +172,14 @@ int main(void)
 	run_done(&r);
 
 	test_case = "EAGAIN twice is try_again, and the walk goes to the next order";
-	run_walk(&r, pmd_64k, true, eagain_twice_then_64k_ok);
+	run_walk(&r, pmd_64k, ALL_SUBPMD, eagain_twice_then_64k_ok);
 	TEST_ASSERT_EQ(r.f.nr_calls, 34);
 	TEST_ASSERT_EQ(r.plan.blocks[0].result, MTHPD_RESULT_TRY_AGAIN);
 	TEST_ASSERT_EQ(r.plan.blocks[1].order, 4);
 	run_done(&r);
 
 	test_case = "below 2M on an unpatched kernel: unsupported, never attempted";
-	run_walk(&r, 1U << 4, false, nothing);
+	run_walk(&r, 1U << 4, 0, nothing);
 	TEST_ASSERT_EQ(r.f.nr_calls, 0);
 	TEST_ASSERT_EQ(r.plan.nr_blocks, 32);
 	TEST_ASSERT_EQ(r.plan.blocks[0].action, MTHPD_ACTION_COLLAPSE);
@@ -175,8 +187,30 @@ int main(void)
 	TEST_ASSERT_EQ(r.plan.blocks[31].result, MTHPD_RESULT_UNSUPPORTED);
 	run_done(&r);
 
+	test_case = "patched kernel with 64K disabled in sysfs: unsupported, never attempted";
+	run_walk(&r, 1U << 4, 1U << 3, nothing);
+	TEST_ASSERT_EQ(r.f.nr_calls, 0);
+	TEST_ASSERT_EQ(r.plan.nr_blocks, 32);
+	TEST_ASSERT_EQ(r.plan.blocks[0].result, MTHPD_RESULT_UNSUPPORTED);
+	run_done(&r);
+
+	test_case = "only the enabled size is attempted: 64K on, 2M attempted, 64K after ENOMEM";
+	run_walk(&r, pmd_64k, 1U << 4, enomem_then_64k_ok);
+	TEST_ASSERT_EQ(r.f.nr_calls, 33);
+	TEST_ASSERT_EQ(r.plan.nr_collapsed, 512);
+	run_done(&r);
+
+	test_case = "a folio larger than the block asked for is not the asked order: noop";
+	run_walk(&r, 1U << 4, ALL_SUBPMD, first_64k_makes_2m);
+	TEST_ASSERT_EQ(r.f.nr_calls, 32);
+	TEST_ASSERT_EQ(r.plan.blocks[0].result, MTHPD_RESULT_NOOP);
+	TEST_ASSERT_EQ(r.plan.blocks[31].result, MTHPD_RESULT_NOOP);
+	TEST_ASSERT_EQ(r.act.nr_noop, 32);
+	TEST_ASSERT_EQ(r.plan.nr_collapsed, 0);
+	run_done(&r);
+
 	test_case = "ESRCH: the target exited, no further call";
-	run_walk(&r, pmd_64k, true, esrch);
+	run_walk(&r, pmd_64k, ALL_SUBPMD, esrch);
 	TEST_ASSERT_EQ(r.f.nr_calls, 1);
 	TEST_ASSERT(r.act.exited);
 	TEST_ASSERT_EQ(r.plan.nr_blocks, 1);
@@ -184,7 +218,7 @@ int main(void)
 	run_done(&r);
 
 	test_case = "EINVAL ends the range (the kernel's default case)";
-	run_walk(&r, pmd_64k, true, einval);
+	run_walk(&r, pmd_64k, ALL_SUBPMD, einval);
 	TEST_ASSERT_EQ(r.f.nr_calls, 1);
 	TEST_ASSERT_EQ(r.plan.nr_blocks, 1);
 	TEST_ASSERT_EQ(r.plan.result, MTHPD_SCAN_VMA_CHECK);
@@ -192,7 +226,7 @@ int main(void)
 
 	test_case = "a budget of 10 64K blocks: the 11th is over_budget and ends the range";
 	r = (struct run){.budget = 10 * 16 * 4096};
-	run_walk(&r, 1U << 4, true, all_64k_ok);
+	run_walk(&r, 1U << 4, ALL_SUBPMD, all_64k_ok);
 	TEST_ASSERT_EQ(r.f.nr_calls, 10);
 	TEST_ASSERT_EQ(r.plan.nr_blocks, 11);
 	TEST_ASSERT_EQ(r.plan.blocks[10].result, MTHPD_RESULT_OVER_BUDGET);
@@ -206,6 +240,8 @@ int main(void)
 	TEST_ASSERT_EQ(mthpd_act_errno_result(EINVAL), MTHPD_SCAN_VMA_CHECK);
 	TEST_ASSERT_EQ(mthpd_act_errno_result(ESRCH), MTHPD_RESULT_PROCESS_EXITED);
 	TEST_ASSERT_EQ(mthpd_act_errno_result(EPERM), MTHPD_RESULT_PERMISSION_DENIED);
+	TEST_ASSERT_EQ(mthpd_act_errno_result(ENODATA), MTHPD_SCAN_EXCEED_NONE_PTE);
+	TEST_ASSERT_EQ(mthpd_act_errno_result(EOPNOTSUPP), MTHPD_RESULT_UNSUPPORTED);
 	TEST_ASSERT_EQ(mthpd_act_errno_result(EIO), MTHPD_RESULT_ERROR);
 
 	return test_finish();
