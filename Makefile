@@ -4,6 +4,7 @@
 #   make                 build $(O)/mthpd and $(O)/libmthpd.a
 #   make check           unit, fixture and integration tests (root parts skip with 77)
 #   make asan            the same tests under ASan+UBSan, in build-asan/
+#   make check-vm        unit and integration tests inside Debian's (or VM_KERNEL=) kernel, QEMU
 #   make bench           scan cost against the raw pagemap floor (root)
 #   make demo            a demo workload, its plan, its collapse (root)
 #   make install         DESTDIR PREFIX SBINDIR SYSCONFDIR UNITDIR MANDIR DOCDIR (mk/install.mk)
@@ -45,7 +46,7 @@ CONTRIB_BIN := $(CONTRIB_SRC:contrib/%.c=$(O)/contrib/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 
-.PHONY: all check check-config check-systemd-vm check-unit check-fixtures check-integration asan bench demo install clean deps
+.PHONY: all check check-config check-systemd-vm check-vm check-unit check-fixtures check-integration asan bench demo install clean deps
 all: $(O)/mthpd $(O)/libmthpd.a $(CONTRIB_BIN) $(INTEG_BIN) $(BENCH_BIN)
 
 $(O)/%.o: %.c
@@ -99,6 +100,13 @@ check-integration: all
 # mthpd under a real systemd: Debian 12 booted under QEMU (tests/systemd-vm/README.md).
 check-systemd-vm: all
 	tests/systemd-vm/run
+
+# The unit and integration tests inside another kernel, booted under QEMU from
+# an initramfs (tests/vm/README.md).  VM_KERNEL: a bzImage or an ELF vmlinux;
+# default Debian's packaged kernel.  MTHPD_VM_TESTS picks tests.
+VM_KERNEL ?=
+check-vm: all $(UNIT_BIN)
+	tests/vm/run $(VM_KERNEL)
 
 asan:
 	$(MAKE) O=build-asan SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" check
