@@ -14,7 +14,8 @@
  *   zero     present entries mapping the 4K or the huge zero page
  *   swap     swap entries (bit 62 without the guard bit 58)
  *   pmd      1 if the range is mapped by one PMD (PAGEMAP_SCAN reports it
- *            PAGE_IS_HUGE), 0 if not, ? if PAGEMAP_SCAN is not available
+ *            PAGE_IS_HUGE; before 6.7, deduced from smaps: see pmd_from_smaps()),
+ *            0 if not, ? if it cannot be told
  *   folios   the folios mapping the non-zero present pages, by order,
  *            largest first: "order4x16,order0x192"; "none" if there are
  *            none; "runN" for a compound run that is not a whole naturally
@@ -109,6 +110,93 @@ static int pmd_mapped(int pagemap_fd, uint64_t addr)
 	       !(regions[0].categories & PAGE_IS_PFNZERO);
 }
 
+/*
+ * Returns 1 if the 2 MiB range at @addr is one order-9 THP: 512 present
+ * pages with consecutive PFNs from a 512-aligned compound head, the others
+ * its tails.  0 if not, -errno if reading failed.
+ */
+static int range_is_thp(int pagemap_fd, int kpf_fd, uint64_t addr)
+{
+	uint64_t pm[RANGE_PAGES], kpf[RANGE_PAGES], pfn0;
+	int r = read_u64s(pagemap_fd, pm, RANGE_PAGES, addr / PAGE_SIZE);
+
+	if (r < 0)
+		return r;
+	pfn0 = pm[0] & PM_PFN_MASK;
+	if (!(pm[0] & PM_PRESENT) || pfn0 == 0 || (pfn0 & (RANGE_PAGES - 1)))
+		return 0;
+	for (unsigned int i = 1; i < RANGE_PAGES; i++)
+		if (!(pm[i] & PM_PRESENT) || (pm[i] & PM_PFN_MASK) != pfn0 + i)
+			return 0;
+	r = read_u64s(kpf_fd, kpf, RANGE_PAGES, pfn0);
+	if (r < 0)
+		return r;
+	if ((kpf[0] & (BIT(KPF_COMPOUND_HEAD) | BIT(KPF_THP) | BIT(KPF_ZERO_PAGE))) !=
+	    (BIT(KPF_COMPOUND_HEAD) | BIT(KPF_THP)))
+		return 0;
+	for (unsigned int i = 1; i < RANGE_PAGES; i++)
+		if (!(kpf[i] & BIT(KPF_COMPOUND_TAIL)))
+			return 0;
+	return 1;
+}
+
+/*
+ * Without PAGEMAP_SCAN (before 6.7) nothing says per range whether a PMD
+ * maps it, but smaps says per VMA how much: AnonHugePages counts exactly
+ * the VMA's PMD-mapped anon THPs, and each of them is a 2 MiB range that
+ * range_is_thp().  So if AnonHugePages is 2048 kB times the number of such
+ * ranges in the VMA, every one of them is PMD-mapped; if it is 0, none is;
+ * otherwise which ones cannot be told.  A range that is no THP is not
+ * PMD-mapped (as with PAGEMAP_SCAN, a huge zero page counts as not).
+ *
+ * Returns 1, 0 or -1 (unknown) for the range at @addr.
+ */
+static int pmd_from_smaps(uint64_t pid, int pagemap_fd, int kpf_fd, uint64_t addr)
+{
+	char path[64], line[512];
+	uint64_t start = 0, end = 0, a, lo, hi;
+	unsigned long long s, e, kb = ~0ULL;
+	unsigned int thps = 0;
+	int found = 0, r;
+	FILE *f;
+
+	r = range_is_thp(pagemap_fd, kpf_fd, addr);
+	if (r <= 0)
+		return r < 0 ? -1 : 0;
+	if ((size_t)snprintf(path, sizeof(path), "/proc/%" PRIu64 "/smaps", pid) >= sizeof(path))
+		return -1;
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	/* 7f2a40000000-7f2a41400000 rw-p 00000000 00:00 0 ... then "AnonHugePages:  6144 kB" */
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx-%llx ", &s, &e) == 2) {
+			found = s <= addr && addr + RANGE_SIZE <= e;
+			if (found) {
+				start = s;
+				end = e;
+			}
+		} else if (found && sscanf(line, "AnonHugePages: %llu kB", &kb) == 1) {
+			break;
+		}
+	}
+	fclose(f);
+	/* no VMA, no AnonHugePages line, or too large to walk (64 GiB) */
+	if (!found || kb == ~0ULL || end - start > (1ULL << 36))
+		return -1;
+	lo = (start + RANGE_SIZE - 1) & ~(RANGE_SIZE - 1);
+	hi = end & ~(RANGE_SIZE - 1);
+	for (a = lo; a < hi; a += RANGE_SIZE) {
+		r = range_is_thp(pagemap_fd, kpf_fd, a);
+		if (r < 0)
+			return -1;
+		thps += (unsigned int)r;
+	}
+	if (kb == (unsigned long long)thps * 2048)
+		return 1;
+	return kb == 0 ? 0 : -1;
+}
+
 static unsigned int log2_exact(unsigned int n)
 {
 	unsigned int o = 0;
@@ -118,7 +206,7 @@ static unsigned int log2_exact(unsigned int n)
 	return (1U << o) == n ? o : UINT32_MAX;
 }
 
-static int inspect_range(int pagemap_fd, int kpf_fd, uint64_t addr)
+static int inspect_range(uint64_t pid, int pagemap_fd, int kpf_fd, uint64_t addr)
 {
 	uint64_t pm[RANGE_PAGES], kpf[RANGE_PAGES];
 	unsigned int present = 0, zero = 0, swap = 0, i;
@@ -180,6 +268,8 @@ static int inspect_range(int pagemap_fd, int kpf_fd, uint64_t addr)
 	}
 
 	pmd = pmd_mapped(pagemap_fd, addr);
+	if (pmd < 0)
+		pmd = pmd_from_smaps(pid, pagemap_fd, kpf_fd, addr);
 	printf("0x%" PRIx64 " present=%u zero=%u swap=%u pmd=%s folios=", addr, present, zero,
 	       swap, pmd < 0 ? "?" : pmd ? "1" : "0");
 	for (int o = 9; o >= 0; o--) {
@@ -225,7 +315,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (uint64_t k = 0; k < nr; k++) {
-		int r = inspect_range(pagemap_fd, kpf_fd, addr + k * RANGE_SIZE);
+		int r = inspect_range(pid, pagemap_fd, kpf_fd, addr + k * RANGE_SIZE);
 
 		if (r < 0) {
 			fprintf(stderr, "thp-inspect: pid %" PRIu64 " range 0x%" PRIx64 ": %s\n",
