@@ -46,7 +46,7 @@ CONTRIB_BIN := $(CONTRIB_SRC:contrib/%.c=$(O)/contrib/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 
-.PHONY: all check check-config check-systemd-vm check-vm check-unit check-fixtures check-integration asan bench demo install clean deps
+.PHONY: all check check-config check-service check-systemd-vm check-vm check-unit check-fixtures check-integration asan bench demo install clean deps
 all: $(O)/mthpd $(O)/libmthpd.a $(CONTRIB_BIN) $(INTEG_BIN) $(BENCH_BIN)
 
 $(O)/%.o: %.c
