@@ -14,16 +14,19 @@
 #include "vmas.h"
 
 /*
- * One valid block per order below PMD, each written in full so that no rule
- * but the flag itself can refuse it: order n at [4K << n, 8K << n) of the
- * 2 MiB-aligned @p, so the blocks never overlap.  An unpatched kernel rejects
- * any process_madvise() flag with EINVAL; a patched one answers EOPNOTSUPP
- * for a size disabled in sysfs.  EINVAL can also mean that THP is off for
- * mthpd itself (PR_SET_THP_DISABLE from a parent): a plain MADV_COLLAPSE of
- * [1M, 2M) tells the two apart, as stock kernels check the VMA first and then
- * collapse the PMDs the range covers in full, here none: success, no effect.
- * (A range that ends inside a PMD, as the smaller blocks do, is EINVAL on
- * stock 6.18: measured.)
+ * One block per order below PMD, order n at [4K << n, 8K << n) of the 2 MiB-
+ * aligned @p so the blocks never overlap, with only its first page written,
+ * asked with ORDER | STRICT.  The patch checks the arguments (EINVAL), then
+ * whether the size is enabled (EOPNOTSUPP), then the block's pages: an
+ * empty page under STRICT is ENODATA, so a patched kernel answers without
+ * allocating or copying anything, and the per-size collapse statistics the
+ * admin reads stay as they were.  An unpatched kernel rejects any
+ * process_madvise() flag with EINVAL.  EINVAL can also mean that THP is off
+ * for mthpd itself (PR_SET_THP_DISABLE from a parent): a plain MADV_COLLAPSE
+ * of [1M, 2M) tells the two apart, as stock kernels check the VMA first and
+ * then collapse the PMDs the range covers in full, here none: success, no
+ * effect.  (A range that ends inside a PMD, as the smaller blocks do, is
+ * EINVAL on stock 6.18: measured.)
  */
 static void probe_subpmd(struct mthpd_kif *kif, int pidfd, char *p, struct mthpd_features *f)
 {
@@ -32,9 +35,9 @@ static void probe_subpmd(struct mthpd_kif *kif, int pidfd, char *p, struct mthpd
 		char *block = p + len;
 		int64_t n;
 
-		memset(block, 0x5a, len);
+		block[0] = 0x5a;
 		n = kif->ops->collapse(kif, pidfd, (uint64_t)(uintptr_t)block, len,
-				       MTHPD_MADV_COLLAPSE_ORDER);
+				       MTHPD_MADV_COLLAPSE_ORDER | MTHPD_MADV_COLLAPSE_STRICT);
 		if (n == -EINVAL) {
 			if (f->subpmd == MTHPD_SUBPMD_PATCHED)
 				continue; /* a patched kernel refusing this block: not usable */
@@ -49,11 +52,12 @@ static void probe_subpmd(struct mthpd_kif *kif, int pidfd, char *p, struct mthpd
 			continue;
 		}
 		/*
-		 * Success, or a failure of this attempt (ENOMEM, EBUSY, EAGAIN)
-		 * that shows the flag known and the size enabled; anything else
-		 * (EPERM, ENOSYS under a seccomp filter) says nothing.
+		 * The strict refusal (ENODATA) expected of an enabled size; a
+		 * success, or a failure of this attempt (ENOMEM, EBUSY, EAGAIN),
+		 * also shows the flag known and the size enabled.  Anything
+		 * else (EPERM, ENOSYS under a seccomp filter) says nothing.
 		 */
-		if (n >= 0 || n == -ENOMEM || n == -EBUSY || n == -EAGAIN) {
+		if (n >= 0 || n == -ENODATA || n == -ENOMEM || n == -EBUSY || n == -EAGAIN) {
 			f->subpmd = MTHPD_SUBPMD_PATCHED;
 			f->subpmd_orders |= 1U << order;
 			continue;

@@ -114,8 +114,17 @@ patched:*)
 	block_expect "strict, zero pages" 3 0 $K64 $((ORDER | STRICT)) ENODATA
 	unchanged "refused blocks"
 
-	# mthpd itself, max_ptes_none 0: strict mode, only the full blocks.
+	# The probe answers from the strict refusal: no folio, no statistics.
 	a0=$(cat "$STAT")
+	sub=$("$MTHPD" plan --pid "$P" --sizes 64K | sed -n 's/^kernel: .*subpmd_collapse=\([^ ]*\).*/\1/p')
+	case $sub in
+	patched:*64K*) echo "ok: 64K set to madvise: subpmd_collapse=$sub" ;;
+	*) check_fail "64K set to madvise: the probe says $sub, expected patched:...64K..." ;;
+	esac
+	[ "$(cat "$STAT")" = "$a0" ] && echo "ok: the probe left $STAT as it was" ||
+		check_fail "the probe changed $STAT from $a0 to $(cat "$STAT")"
+
+	# mthpd itself, max_ptes_none 0: strict mode, only the full blocks.
 	collapse_64k enabled succeeded
 	a1=$(cat "$STAT")
 	[ $((a1 - a0)) = 64 ] && echo "ok: $STAT grew by 64" ||
