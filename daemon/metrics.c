@@ -133,6 +133,14 @@ static void prometheus_body(FILE *f, const struct metrics *m)
 		"# HELP mthpd_backing_off 1 while memory pressure keeps mthpd from collapsing.\n"
 		"# TYPE mthpd_backing_off gauge\nmthpd_backing_off %d\n",
 		m->passes, m->last_pass_seconds, m->backing_off ? 1 : 0);
+	if (!m->features)
+		return;
+	fputs("# HELP mthpd_subpmd_collapse 1 if the kernel collapses this size below 2M "
+	      "(contrib/kernel patch, size enabled; probed at start and on reload).\n"
+	      "# TYPE mthpd_subpmd_collapse gauge\n", f);
+	for (unsigned int o = MTHPD_MIN_ORDER; o < MTHPD_PMD_ORDER; o++)
+		fprintf(f, "mthpd_subpmd_collapse{size=\"%s\"} %d\n", mthpd_order_name(o),
+			mthpd_features_can_collapse(m->features, o) ? 1 : 0);
 }
 
 /* Writes PATH.tmp with @body and renames it over PATH.  An empty path writes nothing. */
@@ -179,6 +187,11 @@ static void state_body(FILE *f, const struct metrics *m)
 	fprintf(f, "pid %d\npasses %lu\nlast_pass_seconds %.6f\ntargets %lu\nbacking_off %s\n",
 		(int)m->pid, m->passes, m->last_pass_seconds, m->targets,
 		m->backing_off ? "yes" : "no");
+	if (m->features) {
+		char feat[160];
+
+		fprintf(f, "kernel %s\n", mthpd_features_describe(m->features, feat, sizeof(feat)));
+	}
 	state_counters(f, "total", &m->total);
 	for (size_t i = 0; i < m->n; i++) {
 		char who[300];

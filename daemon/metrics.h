@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "account.h"
+#include "features.h"
 
 #define METRICS_MAX_POLICIES 1024
 
@@ -26,6 +27,7 @@ struct metrics {
 	double last_pass_seconds;
 	bool backing_off;
 	pid_t pid;
+	const struct mthpd_features *features; /* the last probe; NULL: not probed */
 };
 
 /* The counters of policy @name, created on first use; NULL past the cap. */

@@ -47,7 +47,7 @@ static void sizes_list(const struct mthpd_knobs *k, char *buf, size_t size)
 
 void mthpd_output_header(struct mthpd_output *o)
 {
-	char feat[128], sizes[64];
+	char feat[160], sizes[64];
 
 	if (o->json)
 		return;

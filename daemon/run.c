@@ -390,7 +390,7 @@ static int load_config(struct daemon *d, struct mthpd_config **ret)
 static void reprobe_subpmd(struct daemon *d)
 {
 	struct mthpd_features f = d->features;
-	char now[128], before[128];
+	char now[160], before[160];
 
 	if (mthpd_features_probe_subpmd(&d->kif, &f) < 0)
 		return;
@@ -470,7 +470,7 @@ static int setup(struct daemon *d)
 		return -EPERM;
 	}
 	{
-		char feat[128];
+		char feat[160];
 
 		log_info("kernel: %s", mthpd_features_describe(&d->features, feat, sizeof(feat)));
 	}
@@ -530,6 +530,7 @@ int run_daemon(const struct run_opts *o)
 
 	log_setup(getenv("MTHPD_DEBUG") ? LOG_LVL_DEBUG : LOG_LVL_INFO);
 	d.metrics.pid = getpid();
+	d.metrics.features = &d.features;
 	r = setup(&d);
 	if (r < 0) {
 		status = r == -EINVAL ? 2 : 3;

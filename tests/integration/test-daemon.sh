@@ -103,6 +103,14 @@ grep -q "mthpd_collapse_alloc_total{policy=\"50-a.conf\",size=\"2M\"} 2$" "$TMP/
 "$MTHPD" status --config-dir "$CONF" >"$TMP/status.out" || check_fail "mthpd status: $(cat "$TMP/status.out")"
 grep -q "^mthpd is running as pid $DAEMON" "$TMP/status.out" || check_fail "status: $(head -1 "$TMP/status.out")"
 grep -q "succeeded" "$TMP/first.log" || check_fail "no decision logged"
+# The kernel probe, as `plan` prints it, in the state file and as gauges.
+probe=$("$MTHPD" plan --pid $$ | sed -n 's/^kernel: //p')
+grep -qxF "kernel $probe" "$TMP/status.out" ||
+	check_fail "status has no 'kernel $probe' line: $(grep '^kernel' "$TMP/status.out")"
+want=0
+case $probe in *subpmd_collapse=patched:*64K*) want=1 ;; esac
+grep -qx "mthpd_subpmd_collapse{size=\"64K\"} $want" "$TMP/metrics.prom" ||
+	check_fail "metrics: mthpd_subpmd_collapse for 64K is not $want: $(grep subpmd "$TMP/metrics.prom")"
 
 echo "== 2. SIGHUP with a broken policy file keeps the old configuration"
 printf '[Match]\ncomm=x\n[Policy]\nsizes=3K\n' >"$CONF/policy.d/60-broken.conf"
