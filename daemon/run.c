@@ -69,7 +69,7 @@ struct target_ctx {
 	const struct mthpd_policy *policy;
 	struct mthpd_counters *counters;
 	bool acting;
-	bool log_dry; /* log this pid's planned-only decisions in this pass */
+	bool log_dry; /* log this pid's not-attempted decisions in this pass */
 	bool alloc_failed;
 	uint64_t pages_left;
 	uint64_t *pages_budget;
@@ -174,7 +174,12 @@ static int target_sink(void *userdata, const struct mthpd_target *t,
 				       : mthpd_result_name(MTHPD_RESULT_DRY_RUN);
 		if (tc->acting && b->result == MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL)
 			tc->alloc_failed = true;
-		if (tc->acting || tc->log_dry)
+		/*
+		 * Decisions that were not attempted (dry run, pressure, or a
+		 * size this kernel cannot collapse, which would repeat every
+		 * pass) are logged once a minute per pid.
+		 */
+		if ((tc->acting && b->result != MTHPD_RESULT_UNSUPPORTED) || tc->log_dry)
 			log_decision(&ld);
 	}
 
@@ -235,7 +240,7 @@ static int do_target(struct daemon *d, const struct mthpd_proc *proc,
 	tc.acting = !d->opts->proc_root && !d->cfg->daemon.dry_run && !pol->dry_run && !pressure &&
 		    now_usec() >= d->no_collapse_until && *bytes_left > 0;
 
-	if (!tc.acting) {
+	{
 		uint64_t now = now_usec();
 		size_t slot = (size_t)proc->pid % ARRAY_SIZE(d->dry_logged);
 

@@ -14,13 +14,14 @@ CG=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 [ -n "$CG" ] || skip "no cgroup2 hierarchy mounted"
 A=$CG/mthpd-test-a-$$
 B=$CG/mthpd-test-b-$$
-mkdir "$A" "$B" || skip "cannot create child cgroups below $CG"
+C=$CG/mthpd-test-c-$$
+mkdir "$A" "$B" "$C" || skip "cannot create child cgroups below $CG"
 DAEMON=""
 stop_all() {
 	[ -n "$DAEMON" ] && kill -KILL "$DAEMON" 2>/dev/null
 	for pid in "${WL_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
 	sleep 0.2
-	rmdir "$A" "$B" 2>/dev/null
+	rmdir "$A" "$B" "$C" 2>/dev/null
 	cleanup
 }
 trap stop_all EXIT
@@ -143,4 +144,44 @@ grep -q "pid $PA3 .*: dry_run" "$TMP/dry.log" || check_fail "dry_run did not log
 stop_daemon
 [ "$(vmstat thp_collapse_alloc)" = "$alloc0" ] || check_fail "thp_collapse_alloc changed during the dry run"
 v=$(wl_verify "$PA3" "$FDA3"); [ "$v" = ok ] || check_fail "dry-run workload's memory: $v"
+
+echo "== 4. a 64K policy: only where the kernel collapses 64K, probed again on SIGHUP"
+probe=$("$MTHPD" plan --pid $$ | sed -n 's/^kernel: .*subpmd_collapse=\([^ ]*\).*/\1/p')
+if [[ $probe != patched:* ]]; then
+	echo "not run: this kernel has no sub-PMD collapse ($probe); tests/vm runs it on one with contrib/kernel"
+	finish
+fi
+thp_set hugepages-64kB/enabled never
+cat >"$CONF/policy.d/40-c.conf" <<EOT
+[Match]
+cgroup=/mthpd-test-c-*
+[Policy]
+sizes=64K
+max_ptes_none=0
+EOT
+in_cgroup "$C" mixed16
+PC=$WL_PID BC=$WL_BASE NC=$WL_NR FDC=$WL_FD
+start_daemon sub
+sleep 1.2
+got=$("$INSPECT" "$PC" "$BC" "$NC" | cut -d' ' -f2-)
+[ "$got" = "present=448 zero=0 swap=0 pmd=0 folios=order0x448" ] ||
+	check_fail "64K disabled, yet C's range changed: $got"
+grep -q "pid $PC .*64K.*unsupported" "$TMP/sub.log" || check_fail "no 'unsupported' decision for $PC with 64K disabled"
+thp_set hugepages-64kB/enabled madvise
+kill -HUP "$DAEMON"
+for ((i = 0; i < 100; i++)); do
+	got=$("$INSPECT" "$PC" "$BC" "$NC" | cut -d' ' -f2-)
+	[ "$got" = "present=448 zero=0 swap=0 pmd=0 folios=order4x16,order0x192" ] && break
+	sleep 0.1
+done
+echo "C after SIGHUP: $got"
+[ "$got" = "present=448 zero=0 swap=0 pmd=0 folios=order4x16,order0x192" ] ||
+	check_fail "after enabling 64K and SIGHUP, C's 16 full blocks are not 64K folios"
+grep -q "kernel: .*subpmd_collapse=patched:[^ ]*64K.* (was .*)" "$TMP/sub.log" ||
+	check_fail "the reload did not log the new probe"
+stop_daemon
+grep -qx 'mthpd_collapse_alloc_total{policy="40-c.conf",size="64K"} 16' "$TMP/metrics.prom" ||
+	check_fail "metrics: $(grep 'size="64K"' "$TMP/metrics.prom" | grep -v ' 0$')"
+grep -qx 'mthpd_subpmd_collapse{size="64K"} 1' "$TMP/metrics.prom" || check_fail "gauge for 64K is not 1"
+v=$(wl_verify "$PC" "$FDC"); [ "$v" = ok ] || check_fail "C's memory: $v"
 finish
