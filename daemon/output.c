@@ -183,7 +183,10 @@ static void plan_summary(struct mthpd_output *o, const struct mthpd_range_plan *
 			return;
 		n += (size_t)w;
 		if (!supported(o, order)) {
-			w = snprintf(buf + n, size - n, " (not supported by this kernel)");
+			w = snprintf(buf + n, size - n, " (%s)",
+				     o->features->subpmd == MTHPD_SUBPMD_PATCHED
+					     ? "size disabled in sysfs"
+					     : "not supported by this kernel");
 			if (w < 0 || (size_t)w >= size - n)
 				return;
 			n += (size_t)w;

@@ -78,6 +78,10 @@ unpatched)
 	block_expect "order flag, full 64K block" 2 0 $K64 $ORDER EINVAL
 	block_expect "order and strict flags" 2 0 $K64 $((ORDER | STRICT)) EINVAL
 	collapse_64k unpatched unsupported
+	"$MTHPD" plan --pid "$P" --sizes 64K --max-ptes-none 0 >"$TMP/plan.unpatched"
+	grep -q "32x 64K collapse (not supported by this kernel)" "$TMP/plan.unpatched" &&
+		echo "ok: plan says this kernel cannot collapse 64K" ||
+		check_fail "plan does not say 'not supported by this kernel': $(grep 64K "$TMP/plan.unpatched" | head -3)"
 	unchanged "unpatched kernel"
 	;;
 patched:*)
@@ -93,6 +97,10 @@ patched:*)
 	patched:*) echo "ok: 64K set to never: subpmd_collapse=$sub" ;;
 	*) check_fail "64K set to never: the probe says $sub, expected patched:..." ;;
 	esac
+	"$MTHPD" plan --pid "$P" --sizes 64K --max-ptes-none 0 >"$TMP/plan.disabled"
+	grep -q "32x 64K collapse (size disabled in sysfs)" "$TMP/plan.disabled" &&
+		echo "ok: plan says the 64K size is disabled" ||
+		check_fail "plan does not say 'size disabled in sysfs': $(grep 64K "$TMP/plan.disabled" | head -3)"
 	block_expect "64K disabled, full block" 2 0 $K64 $ORDER EOPNOTSUPP
 	collapse_64k disabled unsupported
 	unchanged "64K disabled"
