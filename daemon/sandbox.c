@@ -295,6 +295,8 @@ static const struct rule rules[] = {
 	 * send the fd (systemd 252 journal-send.c, memfd-util.c). */
 	ALLOW1(memfd_create, ARG_MASKED(1, MFD_EXEC, 0)), /* never an executable one */
 	ALLOW1(prctl, ARG_EQ(0, PR_GET_NAME)),
+	/* lib/features.c: the sub-PMD probe again on SIGHUP (THP off for mthpd?) */
+	ALLOW1(prctl, ARG_EQ(0, PR_GET_THP_DISABLE)),
 
 	/* The loop (daemon/run.c): poll the signalfd and the timerfd, read
 	 * them, re-arm the timer.  timerfd_create, signalfd4 and

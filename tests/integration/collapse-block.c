@@ -6,16 +6,19 @@
  * contrib/kernel/README.md) without mthpd's planner in between.
  *
  *   collapse-block PID ADDR LEN FLAGS
+ *   collapse-block --thp-disabled COMMAND [ARG...]
  *
  * ADDR, LEN and FLAGS in C notation (0x... allowed).  FLAGS: 1 ORDER,
  * 2 STRICT.  Prints "ok BYTES" or the errno's name ("EINVAL") and exits 0;
- * exits 2 on a usage error or an unknown pid.
+ * exits 2 on a usage error or an unknown pid.  The second form runs COMMAND
+ * with PR_SET_THP_DISABLE set, as a parent that disabled THP would leave it.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -56,6 +59,15 @@ int main(int argc, char **argv)
 	long n;
 	int pidfd;
 
+	if (argc >= 3 && strcmp(argv[1], "--thp-disabled") == 0) {
+		if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) < 0) {
+			fprintf(stderr, "collapse-block: PR_SET_THP_DISABLE: %s\n", strerror(errno));
+			return 2;
+		}
+		execvp(argv[2], argv + 2);
+		fprintf(stderr, "collapse-block: %s: %s\n", argv[2], strerror(errno));
+		return 2;
+	}
 	if (argc != 5 || parse(argv[1], &pid) || parse(argv[2], &addr) || parse(argv[3], &len) ||
 	    parse(argv[4], &flags)) {
 		fprintf(stderr, "usage: collapse-block PID ADDR LEN FLAGS\n");

@@ -73,6 +73,15 @@ unchanged() {
 	fi
 }
 
+# THP off for mthpd itself (a parent's PR_SET_THP_DISABLE): the probe
+# cannot tell, and says why; sub-PMD blocks are not attempted.
+"$BLOCK" --thp-disabled "$MTHPD" plan --pid "$P" --sizes 64K --max-ptes-none 0 >"$TMP/plan.nothp"
+u=$(sed -n 's/^kernel: .*subpmd_collapse=\([^ ]*\).*/\1/p' "$TMP/plan.nothp")
+[ "$u" = "unknown(PR_SET_THP_DISABLE)" ] && echo "ok: THP disabled for mthpd: subpmd_collapse=$u" ||
+	check_fail "THP disabled for mthpd: subpmd_collapse=$u, expected unknown(PR_SET_THP_DISABLE)"
+grep -q "32x 64K collapse (not supported by this kernel)" "$TMP/plan.nothp" ||
+	check_fail "THP disabled for mthpd: the 64K blocks are not marked unsupported"
+
 case $subpmd in
 unpatched)
 	block_expect "order flag, full 64K block" 2 0 $K64 $ORDER EINVAL
