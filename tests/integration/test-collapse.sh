@@ -107,7 +107,12 @@ kb=$(anon_huge_kb "$P" "$B" "$N")
 
 # 3. 64K,2M with max_ptes_none 0: the full 64K blocks of "half" and
 # "mixed16" are planned.  A kernel without sub-PMD collapse reports them
-# unsupported without attempting them; one with it collapses them.
+# unsupported without attempting them; one with it collapses them.  64K is
+# enabled ("madvise": this VMA is not MADV_HUGEPAGE, so faults and
+# khugepaged leave it alone) so that a kernel with contrib/kernel does.
+if [ -e "$THP/hugepages-64kB/enabled" ]; then
+	thp_set hugepages-64kB/enabled madvise
+fi
 {
 	echo "0 0 9 skip page_pmd_mapped 512 0 not_attempted"
 	echo "1 0 9 skip exceed_none_pte 256 0 not_attempted"
