@@ -389,6 +389,41 @@ static int load_config(struct daemon *d, struct mthpd_config **ret)
 }
 
 /*
+ * A policy asking for sizes the kernel cannot collapse would otherwise show
+ * it only as "unsupported" decisions, once a minute per pid: say it once per
+ * policy, at start and after every reload.
+ */
+static void warn_unsupported_sizes(const struct daemon *d)
+{
+	if (d->opts->proc_root)
+		return; /* plan only: nothing is collapsed anyway */
+	for (size_t i = 0; i < d->cfg->nr_policies; i++) {
+		const struct mthpd_policy *pol = &d->cfg->policies[i];
+		char sizes[96];
+		size_t n = 0;
+
+		if (!pol->enabled)
+			continue;
+		sizes[0] = '\0';
+		for (unsigned int o = MTHPD_PMD_ORDER - 1; o >= MTHPD_MIN_ORDER; o--)
+			if ((pol->knobs.orders & (1U << o)) &&
+			    !mthpd_features_can_collapse(&d->features, o))
+				n += (size_t)snprintf(sizes + n, sizeof(sizes) - n, "%s%s",
+						      n ? "," : "", mthpd_order_name(o));
+		if (n == 0)
+			continue;
+		log_warning("policy %s: this kernel does not collapse %s (%s); such blocks are "
+			    "reported unsupported",
+			    pol->name, sizes,
+			    d->features.subpmd == MTHPD_SUBPMD_PATCHED
+				    ? "disabled in /sys/kernel/mm/transparent_hugepage/hugepages-*kB/enabled"
+			    : d->features.subpmd == MTHPD_SUBPMD_UNPATCHED
+				    ? "it lacks the contrib/kernel patch"
+				    : "the probe could not tell");
+	}
+}
+
+/*
  * Sizes below 2M are switched in sysfs at any time (hugepages-*kB/enabled);
  * SIGHUP is how the admin tells mthpd to look again.
  */
@@ -437,6 +472,7 @@ static void reload(struct daemon *d)
 	}
 	if (!d->opts->proc_root)
 		reprobe_subpmd(d);
+	warn_unsupported_sizes(d);
 	(void)sd_notify(0, "READY=1");
 }
 
@@ -479,6 +515,7 @@ static int setup(struct daemon *d)
 
 		log_info("kernel: %s", mthpd_features_describe(&d->features, feat, sizeof(feat)));
 	}
+	warn_unsupported_sizes(d);
 	r = d->kif.ops->open_proc(&d->kif, "kpageflags", O_RDONLY);
 	if (r < 0)
 		return log_errno(LOG_LVL_ERR, r, "cannot open kpageflags: %m (mthpd needs root)");

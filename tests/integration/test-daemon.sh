@@ -147,11 +147,6 @@ v=$(wl_verify "$PA3" "$FDA3"); [ "$v" = ok ] || check_fail "dry-run workload's m
 
 echo "== 4. a 64K policy: only where the kernel collapses 64K, probed again on SIGHUP"
 probe=$("$MTHPD" plan --pid $$ | sed -n 's/^kernel: .*subpmd_collapse=\([^ ]*\).*/\1/p')
-if [[ $probe != patched:* ]]; then
-	echo "not run: this kernel has no sub-PMD collapse ($probe); tests/vm runs it on one with contrib/kernel"
-	finish
-fi
-thp_set hugepages-64kB/enabled never
 cat >"$CONF/policy.d/40-c.conf" <<EOT
 [Match]
 cgroup=/mthpd-test-c-*
@@ -159,9 +154,23 @@ cgroup=/mthpd-test-c-*
 sizes=64K
 max_ptes_none=0
 EOT
+if [[ $probe != patched:* ]]; then
+	# Said once at start, per policy, rather than only as decisions.
+	start_daemon subu
+	stop_daemon
+	grep -q "policy 40-c.conf: this kernel does not collapse 64K (it lacks the contrib/kernel patch)" "$TMP/subu.log" ||
+		check_fail "no warning that 40-c.conf asks for a size this kernel cannot collapse"
+	grep -q "policy 50-a.conf: this kernel does not collapse" "$TMP/subu.log" &&
+		check_fail "a warning about 50-a.conf, which asks for 2M only"
+	echo "the rest not run: this kernel has no sub-PMD collapse ($probe); tests/vm runs it on one with contrib/kernel"
+	finish
+fi
+thp_set hugepages-64kB/enabled never
 in_cgroup "$C" mixed16
 PC=$WL_PID BC=$WL_BASE NC=$WL_NR FDC=$WL_FD
 start_daemon sub
+grep -q "policy 40-c.conf: this kernel does not collapse 64K (disabled in " "$TMP/sub.log" ||
+	check_fail "no warning that 64K is disabled for 40-c.conf"
 sleep 1.2
 got=$("$INSPECT" "$PC" "$BC" "$NC" | cut -d' ' -f2-)
 [ "$got" = "present=448 zero=0 swap=0 pmd=0 folios=order0x448" ] ||
