@@ -149,10 +149,14 @@ static int range_is_thp(int pagemap_fd, int kpf_fd, uint64_t addr)
  * otherwise which ones cannot be told.  A range that is no THP is not
  * PMD-mapped (as with PAGEMAP_SCAN, a huge zero page counts as not).
  *
- * Returns 1, 0 or -1 (unknown) for the range at @addr.
+ * Returns 1, 0 or -1 (unknown) for the range at @addr.  The VMA's verdict is
+ * kept for the next range in the same VMA: one smaps read and one walk per
+ * VMA, not per range.
  */
 static int pmd_from_smaps(uint64_t pid, int pagemap_fd, int kpf_fd, uint64_t addr)
 {
+	static uint64_t vma_start, vma_end;
+	static int vma_verdict;
 	char path[64], line[512];
 	uint64_t start = 0, end = 0, a, lo, hi;
 	unsigned long long s, e, kb = ~0ULL;
@@ -163,6 +167,8 @@ static int pmd_from_smaps(uint64_t pid, int pagemap_fd, int kpf_fd, uint64_t add
 	r = range_is_thp(pagemap_fd, kpf_fd, addr);
 	if (r <= 0)
 		return r < 0 ? -1 : 0;
+	if (vma_start <= addr && addr + RANGE_SIZE <= vma_end)
+		return vma_verdict;
 	if ((size_t)snprintf(path, sizeof(path), "/proc/%" PRIu64 "/smaps", pid) >= sizeof(path))
 		return -1;
 	f = fopen(path, "re");
@@ -192,9 +198,10 @@ static int pmd_from_smaps(uint64_t pid, int pagemap_fd, int kpf_fd, uint64_t add
 			return -1;
 		thps += (unsigned int)r;
 	}
-	if (kb == (unsigned long long)thps * 2048)
-		return 1;
-	return kb == 0 ? 0 : -1;
+	vma_start = start;
+	vma_end = end;
+	vma_verdict = kb == (unsigned long long)thps * 2048 ? 1 : kb == 0 ? 0 : -1;
+	return vma_verdict;
 }
 
 static unsigned int log2_exact(unsigned int n)

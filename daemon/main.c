@@ -393,18 +393,6 @@ out:
 	return status;
 }
 
-static void print_knob_orders(uint32_t orders)
-{
-	bool first = true;
-
-	for (unsigned int o = MTHPD_PMD_ORDER; o >= MTHPD_MIN_ORDER; o--)
-		if (orders & (1U << o)) {
-			printf("%s%s", first ? "" : ",", mthpd_order_name(o));
-			first = false;
-		}
-	putchar('\n');
-}
-
 /* `check-config`: the configuration as it will be used, every default filled in. */
 static void print_config(const struct mthpd_config *c)
 {
@@ -426,9 +414,10 @@ static void print_config(const struct mthpd_config *c)
 			printf("unit=%s\n", p->match_unit);
 		if (p->match_comm)
 			printf("comm=%s\n", p->match_comm);
-		printf("[Policy]\nenabled=%s\ndry_run=%s\nsizes=", p->enabled ? "yes" : "no",
-		       p->dry_run ? "yes" : "no");
-		print_knob_orders(p->knobs.orders);
+		char sizes[64];
+
+		printf("[Policy]\nenabled=%s\ndry_run=%s\nsizes=%s\n", p->enabled ? "yes" : "no",
+		       p->dry_run ? "yes" : "no", mthpd_orders_name(p->knobs.orders, sizes, sizeof(sizes)));
 		printf("max_ptes_none=%u\nmax_ptes_swap=%u\nmax_ptes_shared=%u\n"
 		       "max_bytes_per_pass=%" PRIu64 "\n",
 		       p->knobs.max_ptes_none, p->knobs.max_ptes_swap, p->knobs.max_ptes_shared,

@@ -29,29 +29,13 @@ static bool supported(const struct mthpd_output *o, unsigned int order)
 	return mthpd_features_can_collapse(o->features, order);
 }
 
-static void sizes_list(const struct mthpd_knobs *k, char *buf, size_t size)
-{
-	size_t n = 0;
-
-	buf[0] = '\0';
-	for (unsigned int order = MTHPD_PMD_ORDER; order >= MTHPD_MIN_ORDER; order--)
-		if (k->orders & (1U << order)) {
-			int w = snprintf(buf + n, size - n, "%s%s", n ? "," : "",
-					 mthpd_order_name(order));
-
-			if (w < 0 || (size_t)w >= size - n)
-				return;
-			n += (size_t)w;
-		}
-}
-
 void mthpd_output_header(struct mthpd_output *o)
 {
 	char feat[160], sizes[64];
 
 	if (o->json)
 		return;
-	sizes_list(o->knobs, sizes, sizeof(sizes));
+	mthpd_orders_name(o->knobs->orders, sizes, sizeof(sizes));
 	if (o->synthetic)
 		fputs("kernel: not probed (synthetic --proc-root)\n", o->f);
 	else

@@ -395,23 +395,21 @@ static int load_config(struct daemon *d, struct mthpd_config **ret)
  */
 static void warn_unsupported_sizes(const struct daemon *d)
 {
+	uint32_t cannot_all = 0;
+
 	if (d->opts->proc_root)
 		return; /* plan only: nothing is collapsed anyway */
+	for (unsigned int o = MTHPD_MIN_ORDER; o < MTHPD_PMD_ORDER; o++)
+		if (!mthpd_features_can_collapse(&d->features, o))
+			cannot_all |= 1U << o;
 	for (size_t i = 0; i < d->cfg->nr_policies; i++) {
 		const struct mthpd_policy *pol = &d->cfg->policies[i];
-		char sizes[96];
-		size_t n = 0;
+		uint32_t cannot = cannot_all & pol->knobs.orders;
+		char sizes[64];
 
-		if (!pol->enabled)
+		if (!pol->enabled || !cannot)
 			continue;
-		sizes[0] = '\0';
-		for (unsigned int o = MTHPD_PMD_ORDER - 1; o >= MTHPD_MIN_ORDER; o--)
-			if ((pol->knobs.orders & (1U << o)) &&
-			    !mthpd_features_can_collapse(&d->features, o))
-				n += (size_t)snprintf(sizes + n, sizeof(sizes) - n, "%s%s",
-						      n ? "," : "", mthpd_order_name(o));
-		if (n == 0)
-			continue;
+		mthpd_orders_name(cannot, sizes, sizeof(sizes));
 		log_warning("policy %s: this kernel does not collapse %s (%s); such blocks are "
 			    "reported unsupported",
 			    pol->name, sizes,

@@ -147,8 +147,7 @@ int mthpd_features_probe(struct mthpd_kif *kif, struct mthpd_features *ret)
 
 const char *mthpd_features_describe(const struct mthpd_features *f, char *buf, size_t size)
 {
-	char sub[96];
-	size_t m = 0;
+	char sub[96], sizes[64];
 	int n;
 
 	switch (f->subpmd) {
@@ -156,14 +155,9 @@ const char *mthpd_features_describe(const struct mthpd_features *f, char *buf, s
 		snprintf(sub, sizeof(sub), "unpatched");
 		break;
 	case MTHPD_SUBPMD_PATCHED:
-		m = (size_t)snprintf(sub, sizeof(sub), "patched:");
-		for (unsigned int order = MTHPD_MIN_ORDER; order < MTHPD_PMD_ORDER; order++)
-			if (f->subpmd_orders & (1U << order) && m < sizeof(sub))
-				m += (size_t)snprintf(sub + m, sizeof(sub) - m, "%s%s",
-						      sub[m - 1] == ':' ? "" : ",",
-						      mthpd_order_name(order));
-		if (!f->subpmd_orders)
-			snprintf(sub + m, sizeof(sub) - m, "none");
+		snprintf(sub, sizeof(sub), "patched:%s",
+			 f->subpmd_orders ? mthpd_orders_name(f->subpmd_orders, sizes, sizeof(sizes))
+					  : "none");
 		break;
 	default:
 		/*

@@ -49,8 +49,9 @@ int mthpd_features_probe(struct mthpd_kif *kif, struct mthpd_features *ret);
 int mthpd_features_probe_subpmd(struct mthpd_kif *kif, struct mthpd_features *f);
 
 /*
- * "pagemap_scan=yes procmap_query=yes pfns=yes subpmd_collapse=patched:16K,64K"
- * for the log and `plan`; subpmd_collapse is one of unpatched, patched:SIZES,
+ * "pagemap_scan=yes procmap_query=yes pfns=yes subpmd_collapse=patched:64K,16K"
+ * for the log and `plan`; subpmd_collapse is one of unpatched, patched:SIZES
+ * (largest first, as sizes= lists them),
  * patched:none (every size below 2M disabled in sysfs) or unknown(ERRNO).
  */
 const char *mthpd_features_describe(const struct mthpd_features *f, char *buf, size_t size);

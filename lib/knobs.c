@@ -20,6 +20,26 @@ const char *mthpd_order_name(unsigned int order)
 	return order_names[order];
 }
 
+const char *mthpd_orders_name(uint32_t orders, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (unsigned int o = MTHPD_PMD_ORDER; o >= MTHPD_MIN_ORDER; o--) {
+		int w;
+
+		if (!(orders & (1U << o)))
+			continue;
+		w = snprintf(buf + n, size - n, "%s%s", n ? "," : "", mthpd_order_name(o));
+		if (w < 0 || (size_t)w >= size - n) {
+			buf[n] = '\0'; /* no half name */
+			break;
+		}
+		n += (size_t)w;
+	}
+	return buf;
+}
+
 static int parse_size(const char *item, unsigned int *ret_order)
 {
 	char *end;

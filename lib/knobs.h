@@ -26,6 +26,10 @@ int mthpd_parse_uint(const char *s, unsigned int max, unsigned int *ret);
 /* "2M", "64K"... for order 2..9. */
 const char *mthpd_order_name(unsigned int order);
 
+/* "2M,64K": the sizes of @orders, largest first, as a sizes= line takes them;
+ * "" for none.  Returns @buf. */
+const char *mthpd_orders_name(uint32_t orders, char *buf, size_t size);
+
 /*
  * Reads max_ptes_{none,swap,shared} from
  * kernel/mm/transparent_hugepage/khugepaged/ below the sys root, those whose

@@ -86,5 +86,20 @@ int main(void)
 	TEST_ASSERT_STREQ(mthpd_order_name(2), "16K");
 	TEST_ASSERT_STREQ(mthpd_order_name(1), "?");
 	TEST_ASSERT_STREQ(mthpd_order_name(10), "?");
+
+	test_case = "order lists, largest first, and back through the parser";
+	{
+		char buf[64], small[8];
+		uint32_t back = 0;
+
+		TEST_ASSERT_STREQ(mthpd_orders_name((1U << 9) | (1U << 4) | (1U << 2), buf,
+						    sizeof(buf)), "2M,64K,16K");
+		TEST_ASSERT_EQ(mthpd_parse_sizes(buf, &back, small, sizeof(small)), 0);
+		TEST_ASSERT_EQ(back, (1U << 9) | (1U << 4) | (1U << 2));
+		TEST_ASSERT_STREQ(mthpd_orders_name(0, buf, sizeof(buf)), "");
+		/* cut at a whole name, never in the middle of one */
+		TEST_ASSERT_STREQ(mthpd_orders_name((1U << 9) | (1U << 8) | (1U << 7), small,
+						    sizeof(small)), "2M,1M");
+	}
 	return test_finish();
 }
