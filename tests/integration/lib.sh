@@ -304,3 +304,26 @@ expect_diff() {
 	fi
 	echo "ok: $1"
 }
+
+# zero_range P B R: how the kernel mapped the read faults of the workload's
+# "zero" range R, from what thp-inspect reads in pagemap and kpageflags.
+# Most kernels map the shared zero page (none to khugepaged and to mthpd);
+# some, VM guests booted with pvm_no_zero_page=1 for one, give every read
+# fault a zero-filled page of its own, which is occupied like a written
+# page.  Sets ZERO_OCC (0 or 512: the range's occupied pages) and ZERO_FULL
+# (1 where the range counts as fully written, else 0); dies on anything else.
+zero_range() {
+	local line present zero
+	line=$("$INSPECT" "$1" "$2" "$(($3 + 1))" | sed -n "$(($3 + 1))p")
+	present=$(sed -n 's/.* present=\([0-9]*\) .*/\1/p' <<<"$line")
+	zero=$(sed -n 's/.* zero=\([0-9]*\) .*/\1/p' <<<"$line")
+	if [ "$present" = 512 ] && [ "$zero" = 512 ]; then
+		ZERO_OCC=0 ZERO_FULL=0
+		echo "this kernel maps read faults to the shared zero page"
+	elif [ "$present" = 512 ] && [ "$zero" = 0 ]; then
+		ZERO_OCC=512 ZERO_FULL=1
+		echo "this kernel maps read faults to zero-filled pages of their own (no shared zero page)"
+	else
+		die "the read-only range $3 is neither 512 zero pages nor 512 private pages: $line"
+	fi
+}

@@ -16,6 +16,18 @@ alloc0=$(vmstat thp_collapse_alloc)
 "$INSPECT" "$P" "$B" "$N" >"$TMP/inspect.before" || die "thp-inspect failed"
 cat "$TMP/inspect.before"
 grep -q 'pmd=1' "$TMP/inspect.before" && die "a range is a THP before any collapse"
+zero_range "$P" "$B" 2
+
+# zero2: the line of range 2 ("zero"): all none PTEs where the kernel
+# maps the shared zero page; where it maps zero-filled pages of their own,
+# a fully occupied range, as range 0.
+zero2() {
+	if [ "$ZERO_FULL" = 1 ]; then
+		echo "2 0 9 collapse succeeded 512 0"
+	else
+		echo "2 0 9 skip exceed_none_pte 0 0"
+	fi
+}
 
 # plan_case NAME MTHPD-ARGS...: runs plan --json, checks the contract, and
 # compares with the expectation on stdin.
@@ -55,7 +67,7 @@ rep() { # rep N WORD: N copies
 plan_case none0-shared256 --max-ptes-none 0 --max-ptes-swap 64 --max-ptes-shared 256 <<EOF
 0 0 9 collapse succeeded 512 0
 1 0 9 skip exceed_none_pte 256 0
-2 0 9 skip exceed_none_pte 0 0
+$(zero2)
 4 0 9 skip exceed_none_pte 64 0
 5 0 9 skip exceed_shared_pte 512 512
 6 0 9 collapse succeeded 512 256
@@ -68,7 +80,7 @@ EOF
 plan_case none511-shared255 --max-ptes-none 511 --max-ptes-swap 64 --max-ptes-shared 255 <<EOF
 0 0 9 collapse succeeded 512 0
 1 0 9 collapse succeeded 256 0
-2 0 9 skip exceed_none_pte 0 0
+$(zero2)
 4 0 9 collapse succeeded 64 0
 5 0 9 skip exceed_shared_pte 512 512
 6 0 9 skip exceed_shared_pte 512 256
@@ -81,7 +93,7 @@ EOF
 plan_case none448-shared0 --max-ptes-none 448 --max-ptes-swap 64 --max-ptes-shared 0 <<EOF
 0 0 9 collapse succeeded 512 0
 1 0 9 collapse succeeded 256 0
-2 0 9 skip exceed_none_pte 0 0
+$(zero2)
 4 0 9 collapse succeeded 64 0
 5 0 9 skip exceed_shared_pte 512 512
 6 0 9 skip exceed_shared_pte 512 256
@@ -94,7 +106,7 @@ EOF
 plan_case none447-shared511 --max-ptes-none 447 --max-ptes-swap 64 --max-ptes-shared 511 <<EOF
 0 0 9 collapse succeeded 512 0
 1 0 9 collapse succeeded 256 0
-2 0 9 skip exceed_none_pte 0 0
+$(zero2)
 4 0 9 skip exceed_none_pte 64 0
 5 0 9 skip exceed_shared_pte 512 512
 6 0 9 collapse succeeded 512 256
@@ -111,7 +123,7 @@ EOF
 	echo "0 0 9 collapse succeeded 512 0"
 	echo "1 0 9 skip exceed_none_pte 256 0"
 	blocks64k 1 $(rep 16 16) $(rep 16 0)
-	echo "2 0 9 skip exceed_none_pte 0 0"
+	zero2
 	echo "4 0 9 skip exceed_none_pte 64 0"
 	blocks64k 4 $(rep 32 2)
 	echo "5 0 9 skip exceed_shared_pte 512 512"
@@ -135,7 +147,7 @@ plan_case sizes64k-none0 <"$TMP/exp64k" --sizes 64K,2M --max-ptes-none 0 --max-p
 			for j in 0 1 2 3; do echo "1 $((k * 16 + j * 4)) 2 skip exceed_none_pte 0 0"; done
 		fi
 	done
-	echo "2 0 9 skip exceed_none_pte 0 0"
+	zero2
 	echo "4 0 9 skip exceed_none_pte 64 0"
 	for k in $(seq 0 31); do
 		echo "4 $((k * 16)) 4 skip exceed_none_pte 2 0"
