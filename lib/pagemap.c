@@ -54,7 +54,7 @@ static int scan_populated(struct mthpd_pagemap *pm, uint64_t start, uint64_t end
 		.vec_len = MTHPD_SCAN_REGIONS,
 		.max_pages = MTHPD_SCAN_PAGES,
 		.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
-		.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+		.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED | PAGE_IS_HUGE | PAGE_IS_PFNZERO,
 	};
 	struct mthpd_scan_hit *last = NULL;
 	int n;
@@ -66,6 +66,17 @@ static int scan_populated(struct mthpd_pagemap *pm, uint64_t start, uint64_t end
 	pm->q_head = pm->q_len = 0;
 	for (int i = 0; i < n && i < MTHPD_SCAN_REGIONS; i++) {
 		uint64_t r = regions[i].start & ~(MTHPD_PMD_SIZE - 1);
+		/*
+		 * PAGE_IS_HUGE on present anon memory: a PMD mapping (a THP,
+		 * or the huge zero page with PAGE_IS_PFNZERO).  Adjacent ones
+		 * come back as one region.  PTE-mapped large folios do not
+		 * have it (fs/proc/task_mmu.c: pagemap_scan_thp_entry()).
+		 */
+		bool huge = (regions[i].categories & (PAGE_IS_HUGE | PAGE_IS_PRESENT)) ==
+			    (PAGE_IS_HUGE | PAGE_IS_PRESENT);
+		uint8_t kind = !huge ? MTHPD_HUGE_NO
+			       : regions[i].categories & PAGE_IS_PFNZERO ? MTHPD_HUGE_ZERO
+									 : MTHPD_HUGE_PMD;
 
 		for (; r < regions[i].end; r += MTHPD_PMD_SIZE) {
 			uint64_t lo = regions[i].start > r ? regions[i].start : r;
@@ -76,18 +87,26 @@ static int scan_populated(struct mthpd_pagemap *pm, uint64_t start, uint64_t end
 
 			if (last && last->addr == r) {
 				last->hi = phi;
+				last->huge = MTHPD_HUGE_NO;
 				continue;
 			}
 			if (pm->q_len == MTHPD_SCAN_QUEUE)
 				break;
 			last = &pm->queue[pm->q_len++];
-			*last = (struct mthpd_scan_hit){.addr = r, .lo = plo, .hi = phi};
+			*last = (struct mthpd_scan_hit){
+				.addr = r,
+				.lo = plo,
+				.hi = phi,
+				.huge = plo == 0 && phi == MTHPD_PMD_NR ? kind : MTHPD_HUGE_NO,
+			};
 		}
 	}
 	pm->scanned_to = arg.walk_end > start ? arg.walk_end : end;
 	/* A range the walk stopped inside: what lies after walk_end is unknown. */
-	if (last && last->addr + MTHPD_PMD_SIZE > pm->scanned_to)
+	if (last && last->addr + MTHPD_PMD_SIZE > pm->scanned_to) {
 		last->hi = MTHPD_PMD_NR;
+		last->huge = MTHPD_HUGE_NO;
+	}
 	if (last && last->addr + MTHPD_PMD_SIZE > pm->scanned_to)
 		pm->scanned_to = last->addr + MTHPD_PMD_SIZE;
 	return 0;
@@ -111,6 +130,7 @@ int mthpd_pagemap_next_range(struct mthpd_pagemap *pm, uint64_t *cursor, uint64_
 	unsigned int lo, hi;
 	int r;
 
+	pm->last_huge = MTHPD_HUGE_NO;
 	while (addr < end) {
 		lo = 0;
 		hi = MTHPD_PMD_NR;
@@ -122,6 +142,15 @@ int mthpd_pagemap_next_range(struct mthpd_pagemap *pm, uint64_t *cursor, uint64_
 			addr = q->addr;
 			lo = q->lo;
 			hi = q->hi;
+			if (q->huge != MTHPD_HUGE_NO && addr + MTHPD_PMD_SIZE <= end) {
+				memset(ret_entries, 0, MTHPD_PMD_NR * sizeof(*ret_entries));
+				pm->last_huge = q->huge;
+				pm->last_populated = false;
+				pm->nr_huge_skipped++;
+				*ret_addr = addr;
+				*cursor = addr + MTHPD_PMD_SIZE;
+				return 1;
+			}
 		} else if (pm->use_scan && !pm->last_populated) {
 			/*
 			 * Holes: let the kernel's page-table walk skip them.

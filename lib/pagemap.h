@@ -78,9 +78,17 @@ struct mthpd_pagemap {
 	struct mthpd_scan_hit {
 		uint64_t addr;
 		uint16_t lo, hi;
+		uint8_t huge; /* enum mthpd_huge: PAGEMAP_SCAN said PAGE_IS_HUGE for all of it */
 	} queue[MTHPD_SCAN_QUEUE];
 	unsigned int q_head, q_len;
 	uint64_t scanned_to;
+	/* What mthpd_pagemap_next_range() knows of the range it returned last. */
+	enum mthpd_huge {
+		MTHPD_HUGE_NO,   /* its entries were read: the scan decides */
+		MTHPD_HUGE_PMD,  /* one PMD-mapped THP: entries not read */
+		MTHPD_HUGE_ZERO, /* the huge zero page, PMD-mapped: entries not read */
+	} last_huge;
+	uint64_t nr_huge_skipped; /* ranges returned as MTHPD_HUGE_PMD/ZERO */
 	uint64_t nr_scan_ioctls;
 	uint64_t nr_range_reads;
 };
@@ -100,6 +108,10 @@ int mthpd_pagemap_read(struct mthpd_pagemap *pm, uint64_t addr, unsigned int nr,
  * or swapped entry, reads its 512 entries into @ret_entries and its address
  * into *ret_addr, and moves *cursor past it.  @cursor and @end are 2 MiB
  * aligned.  Returns 1 when a range was found, 0 when none is left, -errno.
+ * Where PAGEMAP_SCAN reported the whole range as one huge page
+ * (PAGE_IS_HUGE: a PMD-mapped THP), its entries are not read: pm->last_huge
+ * says so and @ret_entries is zeroed.  Settled memory costs one ioctl for
+ * many ranges, not 512 entries and two kpageflags reads each.
  */
 int mthpd_pagemap_next_range(struct mthpd_pagemap *pm, uint64_t *cursor, uint64_t end,
 			     uint64_t *ret_addr, uint64_t ret_entries[MTHPD_PMD_NR]);

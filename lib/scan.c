@@ -147,28 +147,34 @@ int mthpd_scan_read_folio_orders(struct mthpd_scan_ctx *sc, const uint64_t e[MTH
 	return 0;
 }
 
+void mthpd_scan_pmd_mapped(uint64_t addr, bool huge_zero, struct mthpd_range_scan *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->addr = addr;
+	ret->pmd_mapped = true;
+	ret->folio_orders_known = true;
+	if (huge_zero)
+		return; /* mapped, but it occupies nothing */
+	memset(ret->occupied, 0xff, sizeof(ret->occupied));
+	memset(ret->folio_order, MTHPD_PMD_ORDER, sizeof(ret->folio_order));
+}
+
 int mthpd_scan_range(struct mthpd_scan_ctx *sc, uint64_t addr,
 		     const uint64_t entries[MTHPD_PMD_NR], struct mthpd_range_scan *ret)
 {
 	struct mthpd_range_scan *s = ret;
-	bool huge_zero;
+	bool pmd_mapped, huge_zero;
 	int r;
 
-	memset(s, 0, sizeof(*s));
-	s->addr = addr;
-
-	r = detect_pmd_mapped(sc, entries, &s->pmd_mapped, &huge_zero);
+	r = detect_pmd_mapped(sc, entries, &pmd_mapped, &huge_zero);
 	if (r < 0)
 		return r;
-	if (s->pmd_mapped) {
-		/* The huge zero page is mapped but occupies nothing. */
-		for (unsigned int i = 0; i < MTHPD_PMD_NR && !huge_zero; i++) {
-			mthpd_set_bit(s->occupied, i);
-			s->folio_order[i] = MTHPD_PMD_ORDER;
-		}
-		s->folio_orders_known = true;
+	if (pmd_mapped) {
+		mthpd_scan_pmd_mapped(addr, huge_zero, s);
 		return 0;
 	}
+	memset(s, 0, sizeof(*s));
+	s->addr = addr;
 
 	for (unsigned int i = 0; i < MTHPD_PMD_NR; i++) {
 		uint64_t e = entries[i];

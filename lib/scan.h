@@ -74,6 +74,13 @@ int mthpd_scan_range(struct mthpd_scan_ctx *sc, uint64_t addr,
 		     const uint64_t entries[MTHPD_PMD_NR], struct mthpd_range_scan *ret);
 
 /*
+ * Builds @ret for a range known to be one PMD-mapped THP (every page
+ * occupied by an order-9 folio) or, with @huge_zero, the huge zero page
+ * (mapped, occupying nothing), without reading anything.
+ */
+void mthpd_scan_pmd_mapped(uint64_t addr, bool huge_zero, struct mthpd_range_scan *ret);
+
+/*
  * Fills @s->folio_order from kpageflags of the occupied pages of the range
  * whose pagemap @entries built @s, one pread per run of consecutive PFNs.
  * Returns 0 or -errno.

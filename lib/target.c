@@ -213,9 +213,14 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 				}
 			}
 			st.ranges++;
-			r = mthpd_scan_range(&sc, addr, entries, scan);
-			if (r < 0)
-				goto out;
+			if (t->pagemap.last_huge != MTHPD_HUGE_NO) {
+				/* PAGEMAP_SCAN said PAGE_IS_HUGE: nothing was read */
+				mthpd_scan_pmd_mapped(addr, t->pagemap.last_huge == MTHPD_HUGE_ZERO, scan);
+			} else {
+				r = mthpd_scan_range(&sc, addr, entries, scan);
+				if (r < 0)
+					goto out;
+			}
 
 			mthpd_plan_range(scan, o->knobs, NULL, NULL, plan);
 			if (below_pmd && !scan->folio_orders_known && plan_needs_folio_orders(plan)) {

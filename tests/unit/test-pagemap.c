@@ -12,6 +12,7 @@
 #include "fake-kpageflags.h"
 #include "pagemap.h"
 #include "test.h"
+#include "uapi.h"
 #include "util.h"
 
 static void test_pagemap_kind(void)
@@ -107,10 +108,73 @@ static void test_pagemap_next_range(void)
 	test_case = NULL;
 }
 
+/*
+ * A PAGEMAP_SCAN that answers with a fixed list of regions, as 6.18 does for
+ * a VMA at PMD(0) holding: PMD(0) one PMD-mapped THP, PMD(1) and PMD(2)
+ * too (adjacent huge mappings come back as one region), PMD(3) the huge
+ * zero page, PMD(4) small pages in [8, 16), PMD(5) all small pages.
+ */
+static const struct page_region scan_answer[] = {
+	{ PMD(0), PMD(3), PAGE_IS_PRESENT | PAGE_IS_HUGE },
+	{ PMD(3), PMD(4), PAGE_IS_PRESENT | PAGE_IS_HUGE | PAGE_IS_PFNZERO },
+	{ PMD(4) + 8 * MTHPD_PAGE_SIZE, PMD(4) + 16 * MTHPD_PAGE_SIZE, PAGE_IS_PRESENT },
+	{ PMD(5), PMD(6), PAGE_IS_PRESENT },
+};
+static unsigned int scan_calls;
+
+static int scripted_scan(const struct mthpd_kif *kif _unused_, int fd _unused_, unsigned long req,
+			 void *arg)
+{
+	struct pm_scan_arg *a = arg;
+	struct page_region *out = (struct page_region *)(uintptr_t)a->vec;
+	unsigned int n = 0;
+
+	if (req != PAGEMAP_SCAN)
+		return -ENOTTY;
+	scan_calls++;
+	for (size_t i = 0; i < ARRAY_SIZE(scan_answer) && n < a->vec_len; i++)
+		if (scan_answer[i].end > a->start && scan_answer[i].start < a->end)
+			out[n++] = scan_answer[i];
+	a->walk_end = a->end;
+	return (int)n;
+}
+
+static void test_pagemap_next_range_huge(void)
+{
+	static const struct mthpd_kif_ops ops = { .ioctl = scripted_scan };
+	static const struct mthpd_kif kif = { .ops = &ops };
+	static uint64_t e[MTHPD_PMD_NR];
+	struct mthpd_pagemap pm = { .kif = &kif, .fd = test_kpageflags_open(), .use_scan = true };
+	uint64_t cursor = PMD(0), addr = 0;
+	static const enum mthpd_huge want[] = { MTHPD_HUGE_PMD, MTHPD_HUGE_PMD, MTHPD_HUGE_PMD,
+						MTHPD_HUGE_ZERO, MTHPD_HUGE_NO, MTHPD_HUGE_NO };
+
+	test_case = "pagemap_next_range: PAGE_IS_HUGE ranges are not read";
+	TEST_ASSERT(pm.fd >= 0);
+	mthpd_pagemap_reset(&pm);
+	TEST_ASSERT_EQ(test_kpageflags_set(pm.fd, PAGE_INDEX(PMD(4)) + 8, 1, 0x810000000010ec47ULL, 0), 0);
+	TEST_ASSERT_EQ(test_kpageflags_set(pm.fd, PAGE_INDEX(PMD(5)), 1, 0x810000000020ec47ULL, 0), 0);
+	TEST_ASSERT_EQ(test_kpageflags_set(pm.fd, PAGE_INDEX(PMD(6)) - 1, 1, 0x810000000020ec48ULL, 0), 0);
+	for (unsigned int i = 0; i < ARRAY_SIZE(want); i++) {
+		TEST_ASSERT_EQ(mthpd_pagemap_next_range(&pm, &cursor, PMD(6), &addr, e), 1);
+		TEST_ASSERT_EQ(addr, PMD(i));
+		TEST_ASSERT_EQ(pm.last_huge, want[i]);
+	}
+	TEST_ASSERT_EQ(e[0], 0x810000000020ec47ULL);
+	TEST_ASSERT_EQ(mthpd_pagemap_next_range(&pm, &cursor, PMD(6), &addr, e), 0);
+	/* two reads: PMD(4)'s span [8, 16) and PMD(5); the four huge ones none */
+	TEST_ASSERT_EQ(pm.nr_range_reads, 2);
+	TEST_ASSERT_EQ(pm.nr_huge_skipped, 4);
+	TEST_ASSERT_EQ(scan_calls, 1);
+	(void)close(pm.fd);
+	test_case = NULL;
+}
+
 int main(void)
 {
 	test_pagemap_kind();
 	test_pagemap_read();
 	test_pagemap_next_range();
+	test_pagemap_next_range_huge();
 	return test_finish();
 }
