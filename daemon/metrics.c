@@ -131,8 +131,11 @@ static void prometheus_body(FILE *f, const struct metrics *m)
 		"# HELP mthpd_last_pass_seconds Duration of the last pass.\n"
 		"# TYPE mthpd_last_pass_seconds gauge\nmthpd_last_pass_seconds %.6f\n"
 		"# HELP mthpd_backing_off 1 while memory pressure keeps mthpd from collapsing.\n"
-		"# TYPE mthpd_backing_off gauge\nmthpd_backing_off %d\n",
-		m->passes, m->last_pass_seconds, m->backing_off ? 1 : 0);
+		"# TYPE mthpd_backing_off gauge\nmthpd_backing_off %d\n"
+		"# HELP mthpd_last_pass_huge_ranges Ranges of the last pass found PMD-mapped "
+		"without being read.\n"
+		"# TYPE mthpd_last_pass_huge_ranges gauge\nmthpd_last_pass_huge_ranges %lu\n",
+		m->passes, m->last_pass_seconds, m->backing_off ? 1 : 0, m->ranges_huge);
 	if (!m->features)
 		return;
 	fputs("# HELP mthpd_subpmd_collapse 1 if the kernel collapses this size below 2M "
@@ -184,8 +187,10 @@ static void state_counters(FILE *f, const char *who, const struct mthpd_counters
 static void state_body(FILE *f, const struct metrics *m)
 {
 	/* One "key value..." per line; `mthpd status` prints it. */
-	fprintf(f, "pid %d\npasses %lu\nlast_pass_seconds %.6f\ntargets %lu\nbacking_off %s\n",
-		(int)m->pid, m->passes, m->last_pass_seconds, m->targets,
+	fprintf(f,
+		"pid %d\npasses %lu\nlast_pass_seconds %.6f\ntargets %lu\nhuge_ranges %lu\n"
+		"backing_off %s\n",
+		(int)m->pid, m->passes, m->last_pass_seconds, m->targets, m->ranges_huge,
 		m->backing_off ? "yes" : "no");
 	if (m->features) {
 		char feat[160];

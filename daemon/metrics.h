@@ -24,6 +24,7 @@ struct metrics {
 	struct mthpd_counters total;
 	unsigned long passes;
 	unsigned long targets;    /* processes worked on in the last pass */
+	unsigned long ranges_huge; /* ranges of the last pass PAGEMAP_SCAN showed PMD-mapped */
 	double last_pass_seconds;
 	bool backing_off;
 	pid_t pid;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -29,6 +30,7 @@
 #include "metrics.h"
 #include "run.h"
 #include "sandbox.h"
+#include "sched.h"
 #include "target.h"
 
 struct daemon {
@@ -47,6 +49,12 @@ struct daemon {
 	bool backing_off;
 	struct metrics metrics;
 	struct mthpd_proc *procs;
+	pid_t *pids;               /* this pass's discovery, for the cursor */
+	unsigned int pids_size;    /* procs[] and pids[] hold this many, plus one */
+	struct mthpd_sched sched;  /* the processes kept from pass to pass */
+	uint64_t cfg_gen;          /* bumped by every reload: policies are matched again */
+	uint64_t verdicts_usec;    /* when the VMA verdicts were last forgotten */
+	size_t nr_open, max_open;  /* targets kept open (2 fds each), and the most allowed */
 	/*
 	 * When each pid last had its planned-only decisions logged: a dry run
 	 * repeats the same plan every pass, and one record per block per pass
@@ -61,6 +69,12 @@ struct daemon {
 
 /* Planned-only decisions of one pid are logged at most this often. */
 #define DRY_RUN_LOG_INTERVAL_USEC (60ULL * 1000000ULL)
+/*
+ * The kernel's answer whether it accepts a VMA (MADV_NOHUGEPAGE, THP
+ * disabled) is kept for a VMA whose bounds stay the same; it is asked
+ * again this often, for a madvise() that changed a whole VMA's flags.
+ */
+#define VMA_VERDICT_TTL_USEC (60ULL * 1000000ULL)
 
 /* What the sink of one target needs. */
 struct target_ctx {
@@ -71,7 +85,6 @@ struct target_ctx {
 	bool acting;
 	bool log_dry; /* log this pid's not-attempted decisions in this pass */
 	bool alloc_failed;
-	uint64_t pages_left;
 	uint64_t *pages_budget;
 };
 
@@ -187,9 +200,16 @@ static int target_sink(void *userdata, const struct mthpd_target *t,
 	read_signals(d);
 	if (d->stop)
 		return -ECANCELED;
+	/*
+	 * The budget counts work done: the resident pages of a range that
+	 * was read and planned, and 1 for a range PAGEMAP_SCAN already showed
+	 * PMD-mapped, which costs next to nothing (s->pmd_mapped).
+	 */
+	if (s->pmd_mapped || occupied == 0)
+		occupied = 1;
 	*tc->pages_budget = *tc->pages_budget > occupied ? *tc->pages_budget - occupied : 0;
 	if (*tc->pages_budget == 0)
-		return -EDQUOT; /* pages_to_scan spent: the rest waits for the next pass */
+		return -EDQUOT; /* this visit's share spent: the rest waits for its next turn */
 	return 0;
 }
 
@@ -206,28 +226,42 @@ static int read_comm(const struct daemon *d, pid_t pid, char *buf, size_t size)
 	return 0;
 }
 
+/* What a visit of the cursor needs besides the process. */
+struct visit_ctx {
+	struct daemon *d;
+	uint64_t *bytes_left; /* per policy: its max_bytes_per_pass still unspent (UINT64_MAX: none) */
+};
+
 /*
- * One process of the pass.  @bytes_left is the policy's budget still
- * unspent in this pass (UINT64_MAX: none set).
- * Returns 0, -ECANCELED (stop), -EDQUOT (pages_to_scan spent).
+ * One visit of one process (mthpd_sched_visit_fn): from p->resume on, with
+ * at most @allowance pages of budget.  Sets p->resume (0: it reached the
+ * end) and *ret_spent.  Returns 0, or -ECANCELED (stop).
  */
-static int do_target(struct daemon *d, const struct mthpd_proc *proc,
-		     const struct mthpd_policy *pol, uint64_t *pages_budget, uint64_t *bytes_left)
+static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
+		 uint64_t *ret_spent)
 {
-	struct mthpd_target t;
+	struct visit_ctx *vc = userdata;
+	struct daemon *d = vc->d;
+	const struct mthpd_proc *proc = &d->procs[p->proc];
+	const struct mthpd_policy *pol = &d->cfg->policies[p->policy];
+	uint64_t *bytes_left = &vc->bytes_left[p->policy];
 	struct mthpd_pass_stats st;
 	bool pressure = d->backing_off;
+	uint64_t budget = allowance;
 	struct target_ctx tc = {
 		.d = d,
 		.proc = proc,
 		.policy = pol,
-		.pages_budget = pages_budget,
+		.pages_budget = &budget,
 	};
 	int r;
 
+	*ret_spent = 1;
 	tc.counters = metrics_policy(&d->metrics, pol->name);
-	if (!tc.counters)
+	if (!tc.counters) {
+		p->resume = 0;
 		return 0;
+	}
 	if (!pressure && d->cgroup_mount[0] && d->cfg->daemon.psi_threshold) {
 		char path[700];
 
@@ -251,11 +285,17 @@ static int do_target(struct daemon *d, const struct mthpd_proc *proc,
 			d->dry_logged[slot].usec = now;
 		}
 	}
-	r = mthpd_target_open(&d->kif, proc->pid, !d->opts->proc_root, &t);
-	if (r < 0) {
-		/* Gone since discovery, or not ours to read: normal, not an error. */
-		log_debug("pid %d: %s", (int)proc->pid, strerror(-r));
-		return 0;
+	if (!p->open) {
+		/* Kept open from pass to pass: pagemap, pidfd, and the VMA verdicts. */
+		r = mthpd_target_open(&d->kif, proc->pid, !d->opts->proc_root, &p->t);
+		if (r < 0) {
+			/* Gone since discovery, or not ours to read: normal, not an error. */
+			log_debug("pid %d: %s", (int)proc->pid, strerror(-r));
+			p->resume = 0;
+			return 0;
+		}
+		p->open = true;
+		d->nr_open++;
 	}
 
 	struct mthpd_pass_opts o = {
@@ -266,23 +306,83 @@ static int do_target(struct daemon *d, const struct mthpd_proc *proc,
 		.subpmd_flags = MTHPD_MADV_COLLAPSE_ORDER |
 				(pol->knobs.max_ptes_none == 0 ? MTHPD_MADV_COLLAPSE_STRICT : 0),
 		.budget_bytes = *bytes_left == UINT64_MAX ? 0 : *bytes_left,
+		.start = p->resume,
 	};
-	r = mthpd_target_pass(&d->kif, &t, &o, target_sink, &tc, &st);
+	r = mthpd_target_pass(&d->kif, &p->t, &o, target_sink, &tc, &st);
 	d->metrics.targets++;
+	d->metrics.ranges_huge += st.ranges_huge;
+	*ret_spent = allowance - budget;
+	p->resume = r == -EDQUOT ? st.resume : 0;
 	if (*bytes_left != UINT64_MAX)
 		*bytes_left -= st.bytes_collapsed < *bytes_left ? st.bytes_collapsed : *bytes_left;
 	if (tc.alloc_failed)
 		d->no_collapse_until = now_usec() + d->cfg->daemon.alloc_sleep_millisecs * 1000ULL;
-	mthpd_target_close(&t);
 	if (r == -ESRCH) {
-		log_debug("pid %d '%s' exited during the pass", (int)proc->pid, t.comm);
+		/*
+		 * Exited, or it exec'd (the pagemap fd reads EOF for the old
+		 * mm): closed; if the pid is still there, it is opened and
+		 * matched anew on its next turn.
+		 */
+		log_debug("pid %d '%s' exited or exec'd during the pass", (int)proc->pid, p->t.comm);
+		mthpd_target_close(&p->t);
+		p->open = false;
+		d->nr_open--;
+		p->match_gen = 0;
 		return 0;
 	}
-	if (r == -ECANCELED || r == -EDQUOT)
+	if (d->nr_open > d->max_open) {
+		/* past RLIMIT_NOFILE: this one is opened again on its next turn */
+		mthpd_target_close(&p->t);
+		p->open = false;
+		d->nr_open--;
+	}
+	if (r == -ECANCELED)
 		return r;
-	if (r < 0)
-		log_errno(LOG_LVL_WARNING, r, "pid %d '%s': %m, ignoring", (int)proc->pid, t.comm);
+	if (r < 0 && r != -EDQUOT)
+		log_errno(LOG_LVL_WARNING, r, "pid %d '%s': %m, ignoring", (int)proc->pid, p->t.comm);
 	return 0;
+}
+
+/* FNV-1a: tells whether a process moved to another cgroup since it was matched. */
+static uint64_t cgroup_id(const char *path)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *path; path++)
+		h = (h ^ (unsigned char)*path) * 0x100000001b3ULL;
+	return h;
+}
+
+/*
+ * The policy of each process: matched once, and again after a reload, a
+ * move to another cgroup, or an exec.  Returns the number with a policy.
+ */
+static unsigned long match_policies(struct daemon *d, pid_t self)
+{
+	const struct mthpd_config *c = d->cfg;
+	unsigned long matched = 0;
+
+	for (size_t i = 0; i < d->sched.n; i++) {
+		struct mthpd_sched_proc *p = &d->sched.procs[i];
+		const struct mthpd_proc *proc = &d->procs[p->proc];
+		uint64_t id = cgroup_id(proc->cgroup);
+		const struct mthpd_policy *pol;
+		char comm[32];
+
+		if (p->match_gen != d->cfg_gen || p->cgroup_id != id) {
+			p->match_gen = d->cfg_gen;
+			p->cgroup_id = id;
+			p->policy = -1;
+			if (p->pid == self || read_comm(d, p->pid, comm, sizeof(comm)) < 0)
+				continue;
+			pol = mthpd_config_match(c, proc->cgroup, proc->unit[0] ? proc->unit : NULL, comm);
+			/* No policy, or one that says enabled=no: never touched. */
+			if (pol && pol->enabled)
+				p->policy = (int)(pol - c->policies);
+		}
+		matched += p->policy >= 0;
+	}
+	return matched;
 }
 
 /* Memory pressure, system-wide: log when mthpd starts and stops holding back. */
@@ -305,12 +405,14 @@ static void check_pressure(struct daemon *d)
 static void pass(struct daemon *d)
 {
 	const struct mthpd_config *c = d->cfg;
-	uint64_t start = now_usec(), pages_budget = c->daemon.pages_to_scan;
+	uint64_t start = now_usec();
 	_cleanup_free_ uint64_t *bytes_left = calloc(c->nr_policies ? c->nr_policies : 1, sizeof(uint64_t));
 	unsigned long matched = 0, collapsed = 0, planned = 0;
 	struct mthpd_counters before = d->metrics.total;
+	struct mthpd_sched_stats ss = {0};
+	struct visit_ctx vc = {.d = d, .bytes_left = bytes_left};
 	pid_t self = getpid();
-	char status[256];
+	char status[320];
 	int n, r = 0;
 
 	if (!bytes_left)
@@ -320,6 +422,7 @@ static void pass(struct daemon *d)
 								  : UINT64_MAX;
 	check_pressure(d);
 	d->metrics.targets = 0;
+	d->metrics.ranges_huge = 0;
 
 	n = d->cgroup_mount[0] ? mthpd_discover(d->cgroup_mount, d->procs, c->daemon.max_pids_per_pass) : 0;
 	if (n < 0) {
@@ -332,20 +435,23 @@ static void pass(struct daemon *d)
 			    c->daemon.max_pids_per_pass);
 		n = (int)c->daemon.max_pids_per_pass;
 	}
-	for (int i = 0; i < n && r == 0; i++) {
-		const struct mthpd_proc *proc = &d->procs[i];
-		const struct mthpd_policy *pol;
-		char comm[32];
-
-		if (proc->pid == self || read_comm(d, proc->pid, comm, sizeof(comm)) < 0)
-			continue;
-		pol = mthpd_config_match(c, proc->cgroup, proc->unit[0] ? proc->unit : NULL, comm);
-		/* No policy, or one that says enabled=no: never touched. */
-		if (!pol || !pol->enabled)
-			continue;
-		matched++;
-		r = do_target(d, proc, pol, &pages_budget, &bytes_left[pol - c->policies]);
+	for (int i = 0; i < n; i++)
+		d->pids[i] = d->procs[i].pid;
+	r = mthpd_sched_update(&d->sched, d->pids, (size_t)n);
+	if (r < 0) {
+		log_errno(LOG_LVL_WARNING, r, "cannot keep track of %d processes: %m, skipping this pass", n);
+		return;
 	}
+	if (start - d->verdicts_usec >= VMA_VERDICT_TTL_USEC) {
+		for (size_t i = 0; i < d->sched.n; i++)
+			mthpd_target_forget_vmas(&d->sched.procs[i].t);
+		d->verdicts_usec = start;
+	}
+	matched = match_policies(d, self);
+	d->nr_open = 0;
+	for (size_t i = 0; i < d->sched.n; i++)
+		d->nr_open += d->sched.procs[i].open;
+	r = mthpd_sched_pass(&d->sched, c->daemon.pages_to_scan, visit, &vc, &ss);
 
 	/* Totals from the per-policy counters of this pass. */
 	memset(&d->metrics.total, 0, sizeof(d->metrics.total));
@@ -361,14 +467,15 @@ static void pass(struct daemon *d)
 			planned += d->metrics.total.planned[o] - before.planned[o];
 		}
 		(void)snprintf(status, sizeof(status),
-			       "pass %lu: %lu of %d processes matched, %lu blocks planned, %lu collapsed%s%s",
-			       d->metrics.passes, matched, n, planned, collapsed,
+			       "pass %lu: %lu of %d processes matched, %lu visited (%lu to their end), "
+			       "%lu blocks planned, %lu collapsed%s%s",
+			       d->metrics.passes, matched, n, ss.visits, ss.completed, planned, collapsed,
 			       d->backing_off ? ", backing off (memory pressure)" : "",
-			       r == -EDQUOT ? ", pages_to_scan reached" : "");
+			       ss.spent >= c->daemon.pages_to_scan ? ", pages_to_scan reached" : "");
 	}
 	/* A pass with nothing to do is not news: STATUS= still shows it. */
-	log_msg(planned || collapsed || r == -EDQUOT ? LOG_LVL_NOTICE : LOG_LVL_DEBUG, "%s in %.3f s",
-		status, d->metrics.last_pass_seconds);
+	log_msg(planned || collapsed ? LOG_LVL_NOTICE : LOG_LVL_DEBUG, "%s in %.3f s", status,
+		d->metrics.last_pass_seconds);
 	(void)sd_notifyf(0, "STATUS=%s", status);
 	r = metrics_write_prometheus(&d->metrics, c->daemon.metrics_file);
 	if (r < 0)
@@ -449,22 +556,32 @@ static void reload(struct daemon *d)
 			  d->opts->config_dir);
 	} else {
 		struct mthpd_proc *procs = NULL;
+		pid_t *pids = NULL;
 
-		/* max_pids_per_pass may have grown: the pid array follows it. */
-		if (c->daemon.max_pids_per_pass != d->cfg->daemon.max_pids_per_pass)
+		/* max_pids_per_pass may have grown: the pid arrays follow it (they never shrink). */
+		bool grow = c->daemon.max_pids_per_pass > d->pids_size;
+
+		if (grow) {
 			procs = reallocarray(d->procs, c->daemon.max_pids_per_pass + 1U,
 					     sizeof(*d->procs));
-		if (c->daemon.max_pids_per_pass != d->cfg->daemon.max_pids_per_pass && !procs) {
+			if (procs)
+				d->procs = procs;
+			pids = reallocarray(d->pids, c->daemon.max_pids_per_pass + 1U, sizeof(*d->pids));
+			if (pids)
+				d->pids = pids;
+		}
+		if (grow && procs && pids)
+			d->pids_size = c->daemon.max_pids_per_pass;
+		if (grow && (!procs || !pids)) {
 			log_error("reload of '%s' failed: out of memory; keeping the configuration in use",
 				  d->opts->config_dir);
 			mthpd_config_free(c);
 			(void)sd_notify(0, "READY=1");
 			return;
 		}
-		if (procs)
-			d->procs = procs;
 		mthpd_config_free(d->cfg);
 		d->cfg = c;
+		d->cfg_gen++; /* policy indexes changed: match every process again */
 		log_notice("reloaded '%s': %zu polic%s", d->opts->config_dir, c->nr_policies,
 			   c->nr_policies == 1 ? "y" : "ies");
 	}
@@ -530,7 +647,10 @@ static int setup(struct daemon *d)
 	}
 
 	d->procs = calloc(d->cfg->daemon.max_pids_per_pass + 1U, sizeof(*d->procs));
-	if (!d->procs)
+	d->pids = calloc(d->cfg->daemon.max_pids_per_pass + 1U, sizeof(*d->pids));
+	d->pids_size = d->cfg->daemon.max_pids_per_pass;
+	d->cfg_gen = 1;
+	if (!d->procs || !d->pids)
 		return log_errno(LOG_LVL_ERR, -ENOMEM, "%m");
 
 	/* Signals only through the signalfd: no handlers at all. */
@@ -544,6 +664,24 @@ static int setup(struct daemon *d)
 	d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (d->sig_fd < 0 || d->timer_fd < 0)
 		return log_errno(LOG_LVL_ERR, -errno, "signalfd/timerfd: %m");
+
+	{
+		/*
+		 * Each process kept open from pass to pass holds two fds
+		 * (pagemap, pidfd).  mthpd uses poll(), not select(), so the
+		 * soft limit may go up to the hard one (systemd's advice for
+		 * LimitNOFILE=); past it, targets are closed after each visit.
+		 */
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+		}
+		if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+			rl.rlim_cur = 1024;
+		d->max_open = rl.rlim_cur > 128 ? (size_t)(rl.rlim_cur - 64) / 2 : 32;
+	}
 
 	if (sd_watchdog_enabled(0, &d->watchdog_usec) <= 0)
 		d->watchdog_usec = 0;
@@ -620,7 +758,9 @@ out:
 		(void)close(d.timer_fd);
 	mthpd_kif_done(&d.kif);
 	metrics_free(&d.metrics);
+	mthpd_sched_free(&d.sched);
 	mthpd_config_free(d.cfg);
 	free(d.procs);
+	free(d.pids);
 	return status;
 }

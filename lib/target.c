@@ -72,6 +72,13 @@ fail:
 	return r == -ENOENT ? -ESRCH : r;
 }
 
+void mthpd_target_forget_vmas(struct mthpd_target *t)
+{
+	free(t->verdicts);
+	t->verdicts = NULL;
+	t->nr_verdicts = 0;
+}
+
 void mthpd_target_close(struct mthpd_target *t)
 {
 	if (t->pagemap.fd >= 0)
@@ -79,6 +86,25 @@ void mthpd_target_close(struct mthpd_target *t)
 	if (t->pidfd >= 0)
 		(void)close(t->pidfd);
 	t->pagemap.fd = t->pidfd = -1;
+	mthpd_target_forget_vmas(t);
+}
+
+/* The verdict an earlier pass got for exactly this VMA: 1 refused, 0 not, -1 unknown. */
+static int verdict_lookup(const struct mthpd_target *t, const struct mthpd_vma *v)
+{
+	size_t lo = 0, hi = t->nr_verdicts;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->verdicts[mid].start < v->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < t->nr_verdicts && t->verdicts[lo].start == v->start && t->verdicts[lo].end == v->end)
+		return t->verdicts[lo].refused;
+	return -1;
 }
 
 static bool plan_has_collapse(const struct mthpd_range_plan *p)
@@ -155,6 +181,7 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 		      struct mthpd_pass_stats *stats)
 {
 	_cleanup_free_ struct mthpd_vma *vmas = NULL;
+	_cleanup_free_ struct mthpd_vma_verdict *verdicts = NULL;
 	_cleanup_free_ struct mthpd_range_plan *plan = NULL;
 	_cleanup_free_ struct mthpd_range_scan *scan = NULL;
 	struct mthpd_pass_stats st = {0};
@@ -170,7 +197,7 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 	};
 	bool below_pmd = o->knobs->orders & ((1U << MTHPD_PMD_ORDER) - 1);
 	uint64_t entries[MTHPD_PMD_NR];
-	size_t nvmas = 0;
+	size_t nvmas = 0, nverdicts = 0;
 	int r = 0;
 
 	mthpd_scan_ctx_init(&sc, o->kpageflags_fd, false);
@@ -189,11 +216,27 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 		goto out;
 	st.vmas = nvmas;
 	t->pagemap.use_scan = o->features->pagemap_scan;
+	verdicts = calloc(nvmas ? nvmas : 1, sizeof(*verdicts));
+	if (!verdicts) {
+		r = -ENOMEM;
+		goto out;
+	}
 
 	for (size_t v = 0; v < nvmas; v++) {
 		uint64_t cursor = vmas[v].start, addr;
-		bool checked = false;
+		int known = verdict_lookup(t, &vmas[v]);
+		bool checked = known >= 0;
 
+		if (known >= 0)
+			verdicts[nverdicts++] = (struct mthpd_vma_verdict){vmas[v].start, vmas[v].end, known};
+		if (known > 0) {
+			st.vmas_refused++;
+			continue;
+		}
+		if (vmas[v].end <= o->start)
+			continue;
+		if (cursor < o->start)
+			cursor = o->start & ~(MTHPD_PMD_SIZE - 1);
 		mthpd_pagemap_reset(&t->pagemap);
 		for (;;) {
 			r = mthpd_pagemap_next_range(&t->pagemap, &cursor, vmas[v].end, &addr, entries);
@@ -207,12 +250,15 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 				if (r < 0)
 					goto out;
 				checked = true;
+				verdicts[nverdicts++] =
+					(struct mthpd_vma_verdict){vmas[v].start, vmas[v].end, r > 0};
 				if (r > 0) {
 					st.vmas_refused++;
 					break;
 				}
 			}
 			st.ranges++;
+			st.ranges_huge += t->pagemap.last_huge != MTHPD_HUGE_NO;
 			if (t->pagemap.last_huge != MTHPD_HUGE_NO) {
 				/* PAGEMAP_SCAN said PAGE_IS_HUGE: nothing was read */
 				mthpd_scan_pmd_mapped(addr, t->pagemap.last_huge == MTHPD_HUGE_ZERO, scan);
@@ -235,6 +281,8 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 
 			count_plan(plan, o->collapse, &st);
 			r = sink(userdata, t, scan, plan);
+			if (r == -EDQUOT)
+				st.resume = cursor;
 			if (r < 0)
 				goto out;
 			if (act.exited) {
@@ -245,6 +293,12 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 	}
 	r = 0;
 out:
+	if (verdicts && (r == 0 || r == -EDQUOT)) {
+		/* the VMAs asked about and those known before: sorted, as vmas[] */
+		free(t->verdicts);
+		t->verdicts = TAKE_PTR(verdicts);
+		t->nr_verdicts = nverdicts;
+	}
 	st.noops = act.nr_noop;
 	st.madvise_calls = act.nr_calls;
 	st.kpageflags_pfns = sc.nr_kpageflags_pfns;

@@ -17,12 +17,25 @@
 #include "plan.h"
 #include "scan.h"
 
+/* What the kernel answered for a VMA: does MADV_COLLAPSE refuse it? */
+struct mthpd_vma_verdict {
+	uint64_t start, end;
+	bool refused;
+};
+
 struct mthpd_target {
 	pid_t pid;
 	char comm[32];
 	int pidfd;          /* only when collapsing; -1 otherwise */
 	bool thp_disabled;  /* prctl(PR_SET_THP_DISABLE): never touched */
 	struct mthpd_pagemap pagemap;
+	/*
+	 * The VMAs asked about by earlier passes, sorted by start: a target
+	 * kept open across passes (the daemon) asks once per VMA, not once
+	 * per pass.  A VMA whose bounds changed is asked again.
+	 */
+	struct mthpd_vma_verdict *verdicts;
+	size_t nr_verdicts;
 };
 
 /*
@@ -33,8 +46,11 @@ struct mthpd_target {
 int mthpd_target_open(struct mthpd_kif *kif, pid_t pid, bool need_pidfd,
 		      struct mthpd_target *ret);
 
-/* Closes the fds; accepts a half-opened or closed target. */
+/* Closes the fds and frees the verdicts; accepts a half-opened or closed target. */
 void mthpd_target_close(struct mthpd_target *t);
+
+/* Forgets the VMA verdicts: the next pass asks the kernel again. */
+void mthpd_target_forget_vmas(struct mthpd_target *t);
 
 struct mthpd_pass_opts {
 	const struct mthpd_knobs *knobs;
@@ -43,10 +59,14 @@ struct mthpd_pass_opts {
 	bool collapse;             /* act on the plan; otherwise plan only */
 	unsigned int subpmd_flags; /* process_madvise flags for blocks below 2M */
 	uint64_t budget_bytes;     /* collapsed bytes allowed in this pass; 0: no limit */
+	uint64_t start;            /* first address to look at (a cursor); 0: all */
 };
 
 struct mthpd_pass_stats {
-	unsigned long vmas, vmas_refused, ranges, blocks_planned, blocks_collapsed, noops, madvise_calls;
+	/* where the pass stopped when the sink said -EDQUOT: the next one starts there */
+	uint64_t resume;
+	unsigned long vmas, vmas_refused, ranges, ranges_huge, blocks_planned, blocks_collapsed;
+	unsigned long noops, madvise_calls;
 	uint64_t bytes_collapsed;
 	unsigned long kpageflags_pfns, pagemap_reads, scan_ioctls;
 	bool smaps_read;
@@ -58,8 +78,10 @@ typedef int (*mthpd_range_sink)(void *userdata, const struct mthpd_target *t,
 				const struct mthpd_range_plan *plan);
 
 /*
- * Walks every eligible VMA of @t.  Returns 0, -ESRCH when the target exited
- * mid-pass (what was done so far went through the sink), or -errno.
+ * Walks every eligible VMA of @t from @o->start on.  Returns 0, -ESRCH when
+ * the target exited mid-pass (what was done so far went through the sink),
+ * the sink's -errno (-EDQUOT: a budget is spent; stats->resume says where
+ * to go on), or -errno.
  */
 int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 		      const struct mthpd_pass_opts *o, mthpd_range_sink sink, void *userdata,

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The daemon's cursor across passes, as khugepaged's mm slots and scan
+ * address (mm/khugepaged.c: khugepaged_scan, khugepaged_scan_mm_slot()),
+ * with fairness khugepaged does not need because it has one global list:
+ *
+ * - the processes a pass found are kept, with their open target, from one
+ *   pass to the next (sorted by pid); those no longer found are closed;
+ * - each pass splits pages_to_scan evenly between the policies that have
+ *   processes, so one large service cannot starve the others; a policy that
+ *   gets through all its processes with budget left hands the rest on;
+ * - within a policy, processes never visited come first, then the one
+ *   visited longest ago; a visit that runs out of budget leaves a resume
+ *   address, and the process goes on from there when its turn comes again.
+ *
+ * So every byte of every matched process is reached within a bounded number
+ * of passes, whatever the budget, and a new process waits at most one pass.
+ */
+#ifndef MTHPD_SCHED_H
+#define MTHPD_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "target.h"
+
+struct mthpd_sched_proc {
+	pid_t pid;
+	int policy;          /* index of the policy that matched it, -1: none (never visited) */
+	uint64_t match_gen;  /* the configuration generation @policy was matched under; 0: not yet */
+	uint64_t cgroup_id;  /* hash of the cgroup path it was matched in */
+	size_t proc;         /* its index in this pass's discovery array */
+	uint64_t resume;     /* where the next visit starts; 0: from the beginning */
+	uint64_t last_visit; /* sequence number of its latest visit; 0: never, served first */
+	bool open;           /* @t is open */
+	struct mthpd_target t;
+};
+
+struct mthpd_sched {
+	struct mthpd_sched_proc *procs; /* sorted by pid */
+	size_t n;
+	uint64_t visits;   /* visit sequence */
+	unsigned int rota; /* which policy goes first: turns every pass */
+};
+
+/*
+ * Replaces the set of processes with @pids (@n of them, as discovery found
+ * them, @pids[i] at discovery index i): a pid already known keeps its state,
+ * a new one starts fresh, one not listed is closed and dropped.  Duplicates
+ * keep the first.  Returns 0 or -ENOMEM (then nothing changed).
+ */
+int mthpd_sched_update(struct mthpd_sched *s, const pid_t *pids, size_t n);
+
+/* Closes every target and frees the set; @s may be zeroed. */
+void mthpd_sched_free(struct mthpd_sched *s);
+
+/*
+ * Visits @p with at most @allowance pages of budget: sets @p->resume (0 when
+ * it reached the end) and *ret_spent.  Returns 0, or -ECANCELED to end the
+ * pass (shutdown).
+ */
+typedef int (*mthpd_sched_visit_fn)(void *userdata, struct mthpd_sched_proc *p,
+				    uint64_t allowance, uint64_t *ret_spent);
+
+struct mthpd_sched_stats {
+	unsigned long visits;    /* processes visited */
+	unsigned long completed; /* visits that reached the process's end */
+	unsigned long policies;  /* policies with processes */
+	uint64_t spent;          /* budget used */
+};
+
+/*
+ * One pass over the processes with a policy (policy >= 0), @budget pages
+ * shared between policies as described above.  Returns 0, or -ECANCELED
+ * from @visit.
+ */
+int mthpd_sched_pass(struct mthpd_sched *s, uint64_t budget, mthpd_sched_visit_fn visit,
+		     void *userdata, struct mthpd_sched_stats *ret);
+
+#endif
