@@ -1,0 +1,168 @@
+#!/bin/bash
+# `mthpd run` with far more memory than one pass's budget: nothing starves.
+#   1. Three workloads of 16 fully written 2 MiB ranges each and
+#      pages_to_scan=4096 (one pass scans 8 ranges' worth): before the
+#      cursor this ended [8, 0, 0] huge ranges, forever.  All 48 must become
+#      THPs within 8 passes (24576 pages / 4096 a pass = 6, plus the pass
+#      that finds them and one for slack), their memory unchanged.
+#   2. A large workload (256 ranges: 64 passes of budget) is being worked
+#      on when a small one arrives in the same cgroup: the small one must be
+#      collapsed within two passes of its arrival, not after the large one.
+#   3. A second policy with its own cgroup: while the large workload still
+#      has work, a workload of the other policy is collapsed within two
+#      passes too (the budget is split between policies).
+. "$(dirname "$0")/lib.sh"
+require_all
+
+CG=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+[ -n "$CG" ] || skip "no cgroup2 hierarchy mounted"
+A=$CG/mthpd-fair-a-$$
+B=$CG/mthpd-fair-b-$$
+mkdir "$A" "$B" || skip "cannot create child cgroups below $CG"
+DAEMON=""
+# shellcheck disable=SC2317 # called by the EXIT trap
+stop_all() {
+	[ -n "$DAEMON" ] && kill -KILL "$DAEMON" 2>/dev/null
+	for pid in "${WL_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+	sleep 0.2
+	rmdir "$A" "$B" 2>/dev/null
+	cleanup
+}
+trap stop_all EXIT
+
+CONF=$TMP/conf
+mkdir -p "$CONF/policy.d"
+cat >"$CONF/mthpd.conf" <<EOT
+[Daemon]
+scan_sleep_millisecs=250
+pages_to_scan=4096
+state_file=$TMP/status
+EOT
+for p in a b; do
+	printf '[Match]\ncgroup=/mthpd-fair-%s-*\n[Policy]\nsizes=2M\nmax_ptes_none=0\n' "$p" \
+		>"$CONF/policy.d/50-$p.conf"
+done
+"$MTHPD" check-config --config-dir "$CONF" >"$TMP/check.out" || die "check-config: $(cat "$TMP/check.out")"
+
+# in_cgroup DIR PATTERN...: a workload moved into DIR; sets WL_PID etc.
+in_cgroup() {
+	local dir=$1
+	shift
+	wl_start "$@"
+	echo "$WL_PID" >"$dir/cgroup.procs" || die "cannot move $WL_PID into $dir"
+}
+
+# passes: the daemon's pass count from its state file (0 before the first).
+passes() {
+	local k v
+	[ -e "$TMP/status" ] || { echo 0; return; }
+	while read -r k v; do
+		[ "$k" = passes ] && { echo "$v"; return; }
+	done <"$TMP/status"
+	echo 0
+}
+
+# collapse_pass PID NR: the pass in which the daemon's NR-th successful
+# collapse for PID was logged (its debug records come before the pass's
+# summary line), or nothing.
+collapse_pass() {
+	awk -v pid="$1" -v nr="$2" '
+		index($0, "pid " pid " ") && / 2M at 0x[0-9a-f]+: succeeded/ { n++ }
+		n >= nr && match($0, /pass [0-9]+:/) {
+			print substr($0, RSTART + 5, RLENGTH - 6); exit }' "$TMP/run.log"
+}
+
+# wait_huge NAME PID BASE NR MAXPASSES FROM: until every range of the
+# workload is a THP (60 s at most), then checks from the daemon's log that
+# this took at most MAXPASSES passes after pass FROM, the last one complete
+# before the workload existed.  The time the test takes to look does not
+# count: only the pass that did it.
+wait_huge() {
+	local name=$1 pid=$2 base=$3 nr=$4 max=$5 from=$6 i kb at
+	for ((i = 0; i < 600; i++)); do
+		kb=$(anon_huge_kb "$pid" "$base" "$nr")
+		[ "$kb" = $((nr * 2048)) ] && break
+		sleep 0.1
+	done
+	if [ "$kb" != $((nr * 2048)) ]; then
+		check_fail "$name: $kb of $((nr * 2048)) kB huge after 60 s"
+		return 1
+	fi
+	for ((i = 0; i < 50; i++)); do
+		at=$(collapse_pass "$pid" "$nr")
+		[ -n "$at" ] && break
+		sleep 0.1 # the pass's summary line comes at its end
+	done
+	echo "$name: all $nr ranges huge in pass ${at:-?}, $((${at:-0} - from)) passes after pass $from"
+	[ -n "$at" ] && [ $((at - from)) -le "$max" ] ||
+		check_fail "$name: collapsed in pass ${at:-?}, expected at most $max passes after pass $from"
+}
+
+full() { # full N: N "full" patterns
+	local i
+	for ((i = 0; i < $1; i++)); do echo full; done
+}
+
+# shellcheck disable=SC2046 # the patterns are meant to split into words
+{
+	in_cgroup "$A" $(full 16)
+	P1=$WL_PID B1=$WL_BASE F1=$WL_FD
+	in_cgroup "$A" $(full 16)
+	P2=$WL_PID B2=$WL_BASE F2=$WL_FD
+	in_cgroup "$A" $(full 16)
+	P3=$WL_PID B3=$WL_BASE F3=$WL_FD
+}
+
+# debug: one line per collapse decision, which collapse_pass reads
+MTHPD_DEBUG=1 "$MTHPD" run --config-dir "$CONF" 2>"$TMP/run.log" &
+DAEMON=$!
+
+echo "== 1. three workloads, 3 x 16 ranges, pages_to_scan=4096"
+wait_huge first "$P1" "$B1" 16 8 0
+wait_huge second "$P2" "$B2" 16 8 0
+wait_huge third "$P3" "$B3" 16 8 0
+for w in "$P1 $F1" "$P2 $F2" "$P3 $F3"; do
+	# shellcheck disable=SC2086 # pid and fd
+	v=$(wl_verify $w)
+	[ "$v" = ok ] || check_fail "workload ${w% *}: memory after collapse: $v"
+done
+echo "workload memory: ok x3"
+
+echo "== 2. a new process while a large one is worked on"
+# shellcheck disable=SC2046
+in_cgroup "$A" $(full 256)
+PL=$WL_PID BL=$WL_BASE FL=$WL_FD
+# Let the large one be found and started on: a few passes.
+p0=$(passes)
+while [ $(($(passes) - p0)) -lt 3 ]; do sleep 0.05; done
+kb=$(anon_huge_kb "$PL" "$BL" 256)
+echo "large workload: $kb kB huge after 3 passes"
+[ "$kb" -lt $((256 * 2048)) ] || die "the large workload is already done: the test proves nothing"
+from=$(passes)
+in_cgroup "$A" full full
+PS=$WL_PID BS=$WL_BASE FS=$WL_FD
+wait_huge "new small process" "$PS" "$BS" 2 2 "$from"
+v=$(wl_verify "$PS" "$FS")
+[ "$v" = ok ] || check_fail "the small workload's memory: $v"
+
+echo "== 3. another policy's process while the large one is still worked on"
+from=$(passes)
+in_cgroup "$B" full full full full
+PB=$WL_PID BB=$WL_BASE FB=$WL_FD
+kb=$(anon_huge_kb "$PL" "$BL" 256)
+[ "$kb" -lt $((256 * 2048)) ] || die "the large workload is already done: part 3 proves nothing"
+wait_huge "other policy" "$PB" "$BB" 4 2 "$from"
+v=$(wl_verify "$PB" "$FB")
+[ "$v" = ok ] || check_fail "the other policy's workload memory: $v"
+
+# The large one is finished too, in about 64 passes of budget, shared.
+wait_huge "large" "$PL" "$BL" 256 80 0
+v=$(wl_verify "$PL" "$FL")
+[ "$v" = ok ] || check_fail "the large workload's memory: $v"
+
+kill -TERM "$DAEMON"
+wait "$DAEMON"
+rc=$?
+DAEMON=""
+[ "$rc" = 0 ] || check_fail "mthpd run exited $rc after SIGTERM: $(tail -3 "$TMP/run.log")"
+finish
