@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <systemd/sd-journal.h>
 
@@ -64,7 +65,7 @@ int log_errno(int level, int r, const char *fmt, ...)
 void log_decision(const struct log_decision *d)
 {
 	const char *size = mthpd_order_name(d->order);
-	int level = d->result[0] == 's' && d->result[1] == 'u' ? LOG_LVL_INFO : LOG_LVL_NOTICE;
+	int level = LOG_LVL_DEBUG;
 
 	if (!journal) {
 		log_msg(level, "pid %d '%s' %s: %s at 0x%" PRIx64 ": %s (policy %s)", (int)d->pid,
@@ -80,4 +81,42 @@ void log_decision(const struct log_decision *d)
 			      "MTHPD_POLICY=%s", d->policy, "MTHPD_ADDR=0x%" PRIx64, d->addr,
 			      "MTHPD_ORDER=%u", d->order, "MTHPD_SIZE=%s", size, "MTHPD_RESULT=%s",
 			      d->result, NULL);
+}
+
+void log_visit(const struct log_visit *v)
+{
+	int level = strcmp(v->result, "succeeded") == 0 ? LOG_LVL_INFO : LOG_LVL_NOTICE;
+	char sizes[160] = "", human[200] = "";
+	size_t n = 0, h = 0;
+	unsigned long blocks = 0;
+	uint64_t bytes = 0;
+
+	if (level > max_level)
+		return;
+	/* largest first, as sizes= is written: "2M:12,64K:3" and "2M x12, 64K x3" */
+	for (unsigned int o = MTHPD_PMD_ORDER; o >= MTHPD_MIN_ORDER; o--) {
+		if (!v->counts[o])
+			continue;
+		blocks += v->counts[o];
+		bytes += (uint64_t)v->counts[o] * (4096ULL << o);
+		if (n < sizeof(sizes))
+			n += (size_t)snprintf(sizes + n, sizeof(sizes) - n, "%s%s:%u", n ? "," : "",
+					      mthpd_order_name(o), v->counts[o]);
+		if (h < sizeof(human))
+			h += (size_t)snprintf(human + h, sizeof(human) - h, "%s%s x%u", h ? ", " : "",
+					      mthpd_order_name(o), v->counts[o]);
+	}
+	if (!blocks)
+		return;
+	if (!journal) {
+		log_msg(level, "pid %d '%s' %s: %s: %s (policy %s)", (int)v->pid, v->comm,
+			v->unit[0] ? v->unit : v->cgroup, v->result, human, v->policy);
+		return;
+	}
+	(void)sd_journal_send("MESSAGE=pid %d '%s' %s: %s: %s", (int)v->pid, v->comm,
+			      v->unit[0] ? v->unit : v->cgroup, v->result, human, "PRIORITY=%d", level,
+			      "MTHPD_PID=%d", (int)v->pid, "MTHPD_COMM=%s", v->comm, "MTHPD_CGROUP=%s",
+			      v->cgroup, "MTHPD_UNIT=%s", v->unit, "MTHPD_POLICY=%s", v->policy,
+			      "MTHPD_RESULT=%s", v->result, "MTHPD_BLOCKS=%lu", blocks,
+			      "MTHPD_BYTES=%" PRIu64, bytes, "MTHPD_SIZES=%s", sizes, NULL);
 }

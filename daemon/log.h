@@ -2,8 +2,9 @@
 /*
  * Logging of the daemon: stderr lines with <N> syslog-level prefixes (which
  * journald turns into priorities), and, under journald, one structured
- * record per collapse decision (MTHPD_PID=, MTHPD_ADDR=, MTHPD_RESULT=...),
- * so that `journalctl -u mthpd MTHPD_RESULT=succeeded` works.
+ * record per process, pass and result (MTHPD_PID=, MTHPD_RESULT=,
+ * MTHPD_SIZES=...), so that `journalctl -u mthpd MTHPD_RESULT=succeeded`
+ * works; with debug, one per collapse decision too (MTHPD_ADDR=...).
  */
 #ifndef MTHPD_LOG_H
 #define MTHPD_LOG_H
@@ -38,7 +39,24 @@ struct log_decision {
 	const char *result; /* "succeeded", a failure name, or "dry_run" */
 };
 
-/* One record per collapse decision: structured under journald, a line otherwise. */
+/* One record per collapse decision, at debug level: structured under
+ * journald, a line otherwise. */
 void log_decision(const struct log_decision *d);
+
+/* What one visit of one process did, for one result. */
+struct log_visit {
+	pid_t pid;
+	const char *comm, *cgroup, *unit, *policy;
+	const char *result;      /* as in struct log_decision */
+	unsigned int counts[10]; /* blocks per order (2..9) */
+};
+
+/*
+ * One record per process, pass and result: "pid 1234 'redis-server'
+ * redis.service: succeeded: 2M x12, 64K x3", with MTHPD_RESULT=, MTHPD_BLOCKS=,
+ * MTHPD_BYTES= and MTHPD_SIZES=2M:12,64K:3 under journald.  Succeeded at
+ * info, anything else at notice.
+ */
+void log_visit(const struct log_visit *v);
 
 #endif

@@ -86,6 +86,8 @@ struct target_ctx {
 	bool log_dry; /* log this pid's not-attempted decisions in this pass */
 	bool alloc_failed;
 	uint64_t *pages_budget;
+	/* collapse decisions of this visit, per result and order: one record each */
+	unsigned int tally[_MTHPD_SCAN_RESULT_MAX][MTHPD_PMD_ORDER + 1];
 };
 
 static uint64_t now_usec(void)
@@ -192,8 +194,10 @@ static int target_sink(void *userdata, const struct mthpd_target *t,
 		 * size this kernel cannot collapse, which would repeat every
 		 * pass) are logged once a minute per pid.
 		 */
-		if ((tc->acting && b->result != MTHPD_RESULT_UNSUPPORTED) || tc->log_dry)
+		if ((tc->acting && b->result != MTHPD_RESULT_UNSUPPORTED) || tc->log_dry) {
 			log_decision(&ld);
+			tc->tally[tc->acting ? b->result : MTHPD_RESULT_DRY_RUN][b->order]++;
+		}
 	}
 
 	watchdog_ping(d);
@@ -309,6 +313,19 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 		.start = p->resume,
 	};
 	r = mthpd_target_pass(&d->kif, &p->t, &o, target_sink, &tc, &st);
+	for (int res = 0; res < _MTHPD_SCAN_RESULT_MAX; res++) {
+		struct log_visit lv = {
+			.pid = proc->pid,
+			.comm = p->t.comm,
+			.cgroup = proc->cgroup,
+			.unit = proc->unit,
+			.policy = pol->name,
+			.result = mthpd_result_name((enum mthpd_scan_result)res),
+		};
+
+		memcpy(lv.counts, tc.tally[res], sizeof(lv.counts));
+		log_visit(&lv);
+	}
 	d->metrics.targets++;
 	d->metrics.ranges_huge += st.ranges_huge;
 	*ret_spent = allowance - budget;
