@@ -33,6 +33,8 @@
  * (written pages hold their pattern, others read as zeros).  A page that
  * pagemap shows as never touched is not read, so checking does not fault in
  * zero pages and the test can check between two runs of mthpd.
+ * SIGUSR2: madvise(MADV_HUGEPAGE) over the whole mapping, print "hugepage"
+ * (bench/daemon hands the memory to khugepaged this way, for comparison).
  * SIGTERM, SIGINT: kill the sibling and exit 0.
  */
 #include <errno.h>
@@ -306,6 +308,7 @@ int main(int argc, char **argv)
 
 	(void)sigemptyset(&mask);
 	(void)sigaddset(&mask, SIGUSR1);
+	(void)sigaddset(&mask, SIGUSR2);
 	(void)sigaddset(&mask, SIGTERM);
 	(void)sigaddset(&mask, SIGINT);
 	(void)sigaddset(&mask, SIGHUP);
@@ -367,6 +370,12 @@ int main(int argc, char **argv)
 		if (n != (ssize_t)sizeof(si)) {
 			perror("workload: read signalfd");
 			break;
+		}
+		if (si.ssi_signo == SIGUSR2) {
+			printf("%s\n", madvise(base, (size_t)nr * RANGE_SIZE, MADV_HUGEPAGE) == 0
+					       ? "hugepage" : strerror(errno));
+			(void)fflush(stdout);
+			continue;
 		}
 		if (si.ssi_signo != SIGUSR1)
 			break;
