@@ -129,6 +129,14 @@ wl_start() {
 	fi
 }
 
+# in_cgroup DIR PATTERN...: a workload moved into DIR; sets WL_PID etc.
+in_cgroup() {
+	local dir=$1
+	shift
+	wl_start "$@"
+	echo "$WL_PID" >"$dir/cgroup.procs" || die "cannot move $WL_PID into $dir"
+}
+
 # wl_verify PID FD: the workload checks every page; prints its answer.
 wl_verify() {
 	local line

@@ -43,14 +43,6 @@ max_ptes_none=0
 EOT
 "$MTHPD" check-config --config-dir "$CONF" >"$TMP/check.out" || die "check-config: $(cat "$TMP/check.out")"
 
-# in_cgroup DIR PATTERN...: a workload moved into DIR; sets WL_PID etc.
-in_cgroup() {
-	local dir=$1
-	shift
-	wl_start "$@"
-	echo "$WL_PID" >"$dir/cgroup.procs" || die "cannot move $WL_PID into $dir"
-}
-
 # wait_kb PID BASE NR KB: until AnonHugePages of the workload's VMA is KB (10 s at most).
 wait_kb() {
 	local i

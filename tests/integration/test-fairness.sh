@@ -44,14 +44,6 @@ for p in a b; do
 done
 "$MTHPD" check-config --config-dir "$CONF" >"$TMP/check.out" || die "check-config: $(cat "$TMP/check.out")"
 
-# in_cgroup DIR PATTERN...: a workload moved into DIR; sets WL_PID etc.
-in_cgroup() {
-	local dir=$1
-	shift
-	wl_start "$@"
-	echo "$WL_PID" >"$dir/cgroup.procs" || die "cannot move $WL_PID into $dir"
-}
-
 # passes: the daemon's pass count from its state file (0 before the first).
 passes() {
 	local k v
