@@ -25,6 +25,7 @@ struct metrics {
 	unsigned long passes;
 	unsigned long targets;    /* processes worked on in the last pass */
 	unsigned long ranges_huge; /* ranges of the last pass PAGEMAP_SCAN showed PMD-mapped */
+	unsigned long quiet;       /* processes of the last pass left alone: settled, no new fault */
 	double last_pass_seconds;
 	bool backing_off;
 	pid_t pid;

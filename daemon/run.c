@@ -54,7 +54,8 @@ struct daemon {
 	struct mthpd_sched sched;  /* the processes kept from pass to pass */
 	uint64_t cfg_gen;          /* bumped by every reload: policies are matched again */
 	uint64_t verdicts_usec;    /* when the VMA verdicts were last forgotten */
-	size_t nr_open, max_open;  /* targets kept open (2 fds each), and the most allowed */
+	size_t nr_open, max_open;  /* targets kept open (3 fds each), and the most allowed */
+	int metrics_err, state_err; /* the last write's error, logged when it changes */
 	/*
 	 * When each pid last had its planned-only decisions logged: a dry run
 	 * repeats the same plan every pass, and one record per block per pass
@@ -69,6 +70,17 @@ struct daemon {
 
 /* Planned-only decisions of one pid are logged at most this often. */
 #define DRY_RUN_LOG_INTERVAL_USEC (60ULL * 1000000ULL)
+/*
+ * A process whose last visit found nothing to collapse is left alone while
+ * its page-fault count stays the same (no new page), but visited again at
+ * least this often, for what faults do not show (a THP split, a VMA
+ * change).  One whose collapses failed is retried after a backoff that
+ * doubles from QUIET_BACKOFF_MIN_USEC up to this, or as soon as it faults.
+ */
+#define QUIET_MAX_USEC (60ULL * 1000000ULL)
+#define QUIET_BACKOFF_MIN_USEC (1000000ULL)
+/* How often the fault count of a quiet process is read (a pass may come every 10 ms). */
+#define QUIET_CHECK_USEC (1000000ULL)
 /*
  * The kernel's answer whether it accepts a VMA (MADV_NOHUGEPAGE, THP
  * disabled) is kept for a VMA whose bounds stay the same; it is asked
@@ -85,6 +97,8 @@ struct target_ctx {
 	bool acting;
 	bool log_dry; /* log this pid's not-attempted decisions in this pass */
 	bool alloc_failed;
+	unsigned long pending; /* collapses planned and not done (except unsupported) */
+	unsigned long failed;  /* of those, attempted and failed */
 	uint64_t *pages_budget;
 	/* collapse decisions of this visit, per result and order: one record each */
 	unsigned int tally[_MTHPD_SCAN_RESULT_MAX][MTHPD_PMD_ORDER + 1];
@@ -189,6 +203,10 @@ static int target_sink(void *userdata, const struct mthpd_target *t,
 				       : mthpd_result_name(MTHPD_RESULT_DRY_RUN);
 		if (tc->acting && b->result == MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL)
 			tc->alloc_failed = true;
+		if (b->result != MTHPD_SCAN_SUCCEED && b->result != MTHPD_RESULT_UNSUPPORTED) {
+			tc->pending++;
+			tc->failed += tc->acting && b->result != MTHPD_RESULT_OVER_BUDGET;
+		}
 		/*
 		 * Decisions that were not attempted (dry run, pressure, or a
 		 * size this kernel cannot collapse, which would repeat every
@@ -250,8 +268,8 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 	const struct mthpd_policy *pol = &d->cfg->policies[p->policy];
 	uint64_t *bytes_left = &vc->bytes_left[p->policy];
 	struct mthpd_pass_stats st;
-	bool pressure = d->backing_off;
-	uint64_t budget = allowance;
+	bool pressure = d->backing_off, faults_known;
+	uint64_t budget = allowance, faults = 0;
 	struct target_ctx tc = {
 		.d = d,
 		.proc = proc,
@@ -261,6 +279,20 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 	int r;
 
 	*ret_spent = 1;
+	if (p->open && p->quiet_until > now_usec()) {
+		uint64_t f, now = now_usec();
+
+		/* Settled: one pread of /proc/PID/stat a second instead of a visit. */
+		if (now - p->quiet_checked < QUIET_CHECK_USEC ||
+		    (mthpd_target_faults(&p->t, &f) == 0 && f == p->quiet_faults)) {
+			if (now - p->quiet_checked >= QUIET_CHECK_USEC)
+				p->quiet_checked = now;
+			d->metrics.quiet++;
+			p->resume = 0;
+			return 0;
+		}
+	}
+	p->quiet_until = 0;
 	tc.counters = metrics_policy(&d->metrics, pol->name);
 	if (!tc.counters) {
 		p->resume = 0;
@@ -312,7 +344,21 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 		.budget_bytes = *bytes_left == UINT64_MAX ? 0 : *bytes_left,
 		.start = p->resume,
 	};
+	/* counted before the visit: a fault during it shows next time */
+	faults_known = mthpd_target_faults(&p->t, &faults) == 0;
 	r = mthpd_target_pass(&d->kif, &p->t, &o, target_sink, &tc, &st);
+	if (r == 0 && faults_known && (tc.pending == 0 || tc.pending == tc.failed)) {
+		/* Nothing to do, or only failures: quiet until it faults, or for a while. */
+		if (tc.pending == 0)
+			p->backoff_usec = 0;
+		else
+			p->backoff_usec = p->backoff_usec ? 2 * p->backoff_usec : QUIET_BACKOFF_MIN_USEC;
+		if (p->backoff_usec > QUIET_MAX_USEC)
+			p->backoff_usec = QUIET_MAX_USEC;
+		p->quiet_faults = faults;
+		p->quiet_checked = now_usec();
+		p->quiet_until = p->quiet_checked + (p->backoff_usec ? p->backoff_usec : QUIET_MAX_USEC);
+	}
 	for (int res = 0; res < _MTHPD_SCAN_RESULT_MAX; res++) {
 		struct log_visit lv = {
 			.pid = proc->pid,
@@ -380,7 +426,7 @@ static unsigned long match_policies(struct daemon *d, pid_t self)
 	unsigned long matched = 0;
 
 	for (size_t i = 0; i < d->sched.n; i++) {
-		struct mthpd_sched_proc *p = &d->sched.procs[i];
+		struct mthpd_sched_proc *p = d->sched.procs[i];
 		const struct mthpd_proc *proc = &d->procs[p->proc];
 		uint64_t id = cgroup_id(proc->cgroup);
 		const struct mthpd_policy *pol;
@@ -388,6 +434,7 @@ static unsigned long match_policies(struct daemon *d, pid_t self)
 
 		if (p->match_gen != d->cfg_gen || p->cgroup_id != id) {
 			p->match_gen = d->cfg_gen;
+			p->quiet_until = 0; /* a new policy, or a new probe: look again */
 			p->cgroup_id = id;
 			p->policy = -1;
 			if (p->pid == self || read_comm(d, p->pid, comm, sizeof(comm)) < 0)
@@ -419,6 +466,12 @@ static void check_pressure(struct daemon *d)
 	d->backing_off = over;
 }
 
+/* mthpd_discover_filter: only cgroups whose processes some enabled policy could match. */
+static bool may_match(void *userdata, const char *cgroup, const char *unit)
+{
+	return mthpd_config_may_match(userdata, cgroup, unit);
+}
+
 static void pass(struct daemon *d)
 {
 	const struct mthpd_config *c = d->cfg;
@@ -440,8 +493,11 @@ static void pass(struct daemon *d)
 	check_pressure(d);
 	d->metrics.targets = 0;
 	d->metrics.ranges_huge = 0;
+	d->metrics.quiet = 0;
 
-	n = d->cgroup_mount[0] ? mthpd_discover(d->cgroup_mount, d->procs, c->daemon.max_pids_per_pass) : 0;
+	n = d->cgroup_mount[0] ? mthpd_discover(d->cgroup_mount, may_match, d->cfg, d->procs,
+						c->daemon.max_pids_per_pass)
+			       : 0;
 	if (n < 0) {
 		log_errno(LOG_LVL_WARNING, n, "cannot walk the cgroups below '%s': %m, ignoring",
 			  d->cgroup_mount);
@@ -461,13 +517,13 @@ static void pass(struct daemon *d)
 	}
 	if (start - d->verdicts_usec >= VMA_VERDICT_TTL_USEC) {
 		for (size_t i = 0; i < d->sched.n; i++)
-			mthpd_target_forget_vmas(&d->sched.procs[i].t);
+			mthpd_target_forget_vmas(&d->sched.procs[i]->t);
 		d->verdicts_usec = start;
 	}
 	matched = match_policies(d, self);
 	d->nr_open = 0;
 	for (size_t i = 0; i < d->sched.n; i++)
-		d->nr_open += d->sched.procs[i].open;
+		d->nr_open += d->sched.procs[i]->open;
 	r = mthpd_sched_pass(&d->sched, c->daemon.pages_to_scan, visit, &vc, &ss);
 
 	/* Totals from the per-policy counters of this pass. */
@@ -495,11 +551,14 @@ static void pass(struct daemon *d)
 		d->metrics.last_pass_seconds);
 	(void)sd_notifyf(0, "STATUS=%s", status);
 	r = metrics_write_prometheus(&d->metrics, c->daemon.metrics_file);
-	if (r < 0)
+	/* Said once, and again when it changes: not after every pass. */
+	if (r < 0 && r != d->metrics_err)
 		log_errno(LOG_LVL_WARNING, r, "cannot write '%s': %m, ignoring", c->daemon.metrics_file);
+	d->metrics_err = r < 0 ? r : 0;
 	r = metrics_write_state(&d->metrics, c->daemon.state_file);
-	if (r < 0)
+	if (r < 0 && r != d->state_err)
 		log_errno(LOG_LVL_WARNING, r, "cannot write '%s': %m, ignoring", c->daemon.state_file);
+	d->state_err = r < 0 ? r : 0;
 }
 
 static int load_config(struct daemon *d, struct mthpd_config **ret)
@@ -598,12 +657,14 @@ static void reload(struct daemon *d)
 		}
 		mthpd_config_free(d->cfg);
 		d->cfg = c;
-		d->cfg_gen++; /* policy indexes changed: match every process again */
+
 		log_notice("reloaded '%s': %zu polic%s", d->opts->config_dir, c->nr_policies,
 			   c->nr_policies == 1 ? "y" : "ies");
 	}
 	if (!d->opts->proc_root)
 		reprobe_subpmd(d);
+	/* Policies, or the sizes the kernel collapses, may have changed: match every process again. */
+	d->cfg_gen++;
 	warn_unsupported_sizes(d);
 	(void)sd_notify(0, "READY=1");
 }
@@ -684,8 +745,8 @@ static int setup(struct daemon *d)
 
 	{
 		/*
-		 * Each process kept open from pass to pass holds two fds
-		 * (pagemap, pidfd).  mthpd uses poll(), not select(), so the
+		 * Each process kept open from pass to pass holds three fds
+		 * (pagemap, stat, pidfd).  mthpd uses poll(), not select(), so the
 		 * soft limit may go up to the hard one (systemd's advice for
 		 * LimitNOFILE=); past it, targets are closed after each visit.
 		 */
@@ -697,7 +758,7 @@ static int setup(struct daemon *d)
 		}
 		if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
 			rl.rlim_cur = 1024;
-		d->max_open = rl.rlim_cur > 128 ? (size_t)(rl.rlim_cur - 64) / 2 : 32;
+		d->max_open = rl.rlim_cur > 128 ? (size_t)(rl.rlim_cur - 64) / 3 : 21;
 	}
 
 	if (sd_watchdog_enabled(0, &d->watchdog_usec) <= 0)

@@ -266,11 +266,10 @@ static const struct rule rules[] = {
 	ALLOW(mremap),
 
 	/* stderr log lines (daemon/log.c), plan/collapse output, metrics and
-	 * state files (daemon/metrics.c: fdopen, fflush, fsync, rename; unlink
-	 * of the temporary file when writing fails). */
+	 * state files (daemon/metrics.c: fdopen, fflush, rename; unlink of
+	 * the temporary file when writing fails). */
 	ALLOW(write),
 	ALLOW(writev), /* sd_journal's memfd fallback; glibc's fatal messages */
-	ALLOW(fsync),
 	ALLOW(rename),
 	ALLOW(unlink),
 

@@ -514,6 +514,22 @@ fail:
 	return r;
 }
 
+bool mthpd_config_may_match(const struct mthpd_config *c, const char *cgroup, const char *unit)
+{
+	for (size_t i = 0; i < c->nr_policies; i++) {
+		const struct mthpd_policy *p = &c->policies[i];
+
+		if (!p->enabled)
+			continue;
+		if (p->match_cgroup && fnmatch(p->match_cgroup, cgroup, 0) != 0)
+			continue;
+		if (p->match_unit && (!unit[0] || fnmatch(p->match_unit, unit, 0) != 0))
+			continue;
+		return true;
+	}
+	return false;
+}
+
 const struct mthpd_policy *mthpd_config_match(const struct mthpd_config *c, const char *cgroup,
 					      const char *unit, const char *comm)
 {

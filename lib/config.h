@@ -62,6 +62,13 @@ int mthpd_config_load(const char *dir, const struct mthpd_knobs *defaults,
 struct mthpd_config *mthpd_config_free(struct mthpd_config *c);
 
 /*
+ * Could a process of this cgroup (@unit: its unit, "" for none) get an
+ * enabled policy, whatever its comm?  False when no enabled policy's cgroup=
+ * and unit= keys match: discovery then leaves its processes unread.
+ */
+bool mthpd_config_may_match(const struct mthpd_config *c, const char *cgroup, const char *unit);
+
+/*
  * The policy for a process: the first, in file-name order, whose [Match]
  * keys all match.  @unit may be NULL (not under a unit).  NULL if none.
  */

@@ -73,6 +73,8 @@ int mthpd_cgroup_unit(const char *path, char *ret, size_t size)
 struct walk {
 	struct mthpd_proc *procs;
 	size_t max, n, cgroups;
+	mthpd_discover_filter filter;
+	void *userdata;
 };
 
 /* Reads "cgroup.procs" of the directory @dfd, one pid per line. */
@@ -80,9 +82,15 @@ static int add_procs(struct walk *w, int dfd, const char *cgpath)
 {
 	_cleanup_fclose_ FILE *f = NULL;
 	char unit[256];
-	int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	int fd;
 	long pid;
 
+	if (mthpd_cgroup_unit(cgpath, unit, sizeof(unit)) < 0)
+		unit[0] = '\0';
+	/* Reading cgroup.procs walks the cgroup's tasks: only where wanted. */
+	if (w->filter && !w->filter(w->userdata, cgpath, unit))
+		return 0;
+	fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
 	f = fdopen(fd, "re");
@@ -90,8 +98,6 @@ static int add_procs(struct walk *w, int dfd, const char *cgpath)
 		(void)close(fd);
 		return -errno;
 	}
-	if (mthpd_cgroup_unit(cgpath, unit, sizeof(unit)) < 0)
-		unit[0] = '\0';
 	while (fscanf(f, "%ld", &pid) == 1) {
 		if (pid <= 0)
 			continue;
@@ -152,9 +158,10 @@ static int walk_dir(struct walk *w, int dfd, char *path, size_t path_len, size_t
 	return 0;
 }
 
-int mthpd_discover(const char *mount, struct mthpd_proc *ret, size_t max)
+int mthpd_discover(const char *mount, mthpd_discover_filter filter, void *userdata,
+		   struct mthpd_proc *ret, size_t max)
 {
-	struct walk w = {.procs = ret, .max = max};
+	struct walk w = {.procs = ret, .max = max, .filter = filter, .userdata = userdata};
 	_cleanup_close_ int root = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	char path[512] = "";
 	int r;

@@ -7,6 +7,7 @@
 #ifndef MTHPD_DISCOVER_H
 #define MTHPD_DISCOVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -36,12 +37,17 @@ struct mthpd_proc {
 	char unit[256];   /* "" when in no unit */
 };
 
+/* Whether the processes of a cgroup (path below the mount, its unit or "")
+ * are wanted; a cgroup it says no to is walked, but its pids are not read. */
+typedef bool (*mthpd_discover_filter)(void *userdata, const char *cgroup, const char *unit);
+
 /*
  * Walks the cgroup2 tree mounted at @mount and appends every pid of every
- * cgroup (cgroup.procs) to @ret, at most @max.  Returns the number found
- * (more than @max if some were left out), or -errno.  Cgroups that vanish
- * during the walk are skipped.
+ * cgroup @filter wants (all when NULL; cgroup.procs) to @ret, at most @max.
+ * Returns the number found (more than @max if some were left out), or
+ * -errno.  Cgroups that vanish during the walk are skipped.
  */
-int mthpd_discover(const char *mount, struct mthpd_proc *ret, size_t max);
+int mthpd_discover(const char *mount, mthpd_discover_filter filter, void *userdata,
+		   struct mthpd_proc *ret, size_t max);
 
 #endif

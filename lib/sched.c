@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sched.h"
 #include "util.h"
 
-static void proc_close(struct mthpd_sched_proc *p)
+/* Closes and frees one; accepts NULL. */
+static void proc_free(struct mthpd_sched_proc *p)
 {
-	if (p->open)
+	if (p && p->open)
 		mthpd_target_close(&p->t);
-	p->open = false;
+	free(p);
 }
 
 struct pid_at {
@@ -30,48 +32,65 @@ static int cmp_pid_at(const void *a, const void *b)
 int mthpd_sched_update(struct mthpd_sched *s, const pid_t *pids, size_t n)
 {
 	_cleanup_free_ struct pid_at *sorted = calloc(n ? n : 1, sizeof(*sorted));
-	struct mthpd_sched_proc *next = calloc(n ? n : 1, sizeof(*next));
-	size_t i = 0, j = 0, k = 0;
+	_cleanup_free_ bool *born = calloc(n ? n : 1, sizeof(*born));
+	struct mthpd_sched_proc **next = calloc(n ? n : 1, sizeof(*next));
+	size_t j = 0, k = 0;
 
-	if (!sorted || !next) {
-		free(next);
-		return -ENOMEM;
-	}
+	if (!sorted || !born || !next)
+		goto nomem;
 	for (size_t x = 0; x < n; x++)
 		sorted[x] = (struct pid_at){pids[x], x};
 	qsort(sorted, n, sizeof(*sorted), cmp_pid_at);
 
-	/* Merge two lists sorted by pid: kept, new, and gone. */
-	while (i < n) {
-		if (i > 0 && sorted[i].pid == sorted[i - 1].pid) {
-			i++;
+	/*
+	 * Merge two lists sorted by pid.  Entries are separate allocations (a
+	 * target holds the pagemap reader's 8 KiB queue): a pass moves
+	 * pointers, not processes.  Nothing old is freed before the new list
+	 * is whole, so running out of memory changes nothing.
+	 */
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && sorted[i].pid == sorted[i - 1].pid)
 			continue;
-		}
-		while (j < s->n && s->procs[j].pid < sorted[i].pid)
-			proc_close(&s->procs[j++]);
-		if (j < s->n && s->procs[j].pid == sorted[i].pid) {
+		while (j < s->n && s->procs[j]->pid < sorted[i].pid)
+			j++;
+		if (j < s->n && s->procs[j]->pid == sorted[i].pid) {
 			next[k] = s->procs[j++];
 		} else {
-			next[k] = (struct mthpd_sched_proc){
+			next[k] = calloc(1, sizeof(**next));
+			if (!next[k])
+				goto nomem;
+			*next[k] = (struct mthpd_sched_proc){
 				.pid = sorted[i].pid,
 				.policy = -1,
-				.t = {.pidfd = -1, .pagemap = {.fd = -1}},
+				.t = {.pidfd = -1, .stat_fd = -1, .pagemap = {.fd = -1}},
 			};
+			born[k] = true;
 		}
-		next[k++].proc = sorted[i++].at;
+		next[k++]->proc = sorted[i].at;
 	}
-	while (j < s->n)
-		proc_close(&s->procs[j++]);
+	/* The old ones not carried over are gone. */
+	for (size_t i = 0, x = 0; i < s->n; i++) {
+		while (x < k && next[x]->pid < s->procs[i]->pid)
+			x++;
+		if (x == k || next[x] != s->procs[i])
+			proc_free(s->procs[i]);
+	}
 	free(s->procs);
 	s->procs = next;
 	s->n = k;
 	return 0;
+nomem:
+	for (size_t x = 0; x < k; x++)
+		if (born && born[x])
+			free(next[x]);
+	free(next);
+	return -ENOMEM;
 }
 
 void mthpd_sched_free(struct mthpd_sched *s)
 {
 	for (size_t i = 0; i < s->n; i++)
-		proc_close(&s->procs[i]);
+		proc_free(s->procs[i]);
 	free(s->procs);
 	s->procs = NULL;
 	s->n = 0;
@@ -108,8 +127,8 @@ int mthpd_sched_pass(struct mthpd_sched *s, uint64_t budget, mthpd_sched_visit_f
 	if (!order)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n; i++)
-		if (s->procs[i].policy >= 0)
-			order[n++] = &s->procs[i];
+		if (s->procs[i]->policy >= 0)
+			order[n++] = s->procs[i];
 	qsort(order, n, sizeof(*order), cmp_turn);
 	groups = calloc(n ? n : 1, sizeof(*groups));
 	if (!groups)

@@ -36,10 +36,17 @@ struct mthpd_sched_proc {
 	uint64_t last_visit; /* sequence number of its latest visit; 0: never, served first */
 	bool open;           /* @t is open */
 	struct mthpd_target t;
+	/*
+	 * A process with nothing left to do is skipped until @quiet_until
+	 * (monotonic us) while its fault count stays @quiet_faults: no new
+	 * page, nothing new to collapse; the count is read at most once a
+	 * second (@quiet_checked).  Set by the daemon after a visit.
+	 */
+	uint64_t quiet_faults, quiet_until, quiet_checked, backoff_usec;
 };
 
 struct mthpd_sched {
-	struct mthpd_sched_proc *procs; /* sorted by pid */
+	struct mthpd_sched_proc **procs; /* sorted by pid, each its own allocation */
 	size_t n;
 	uint64_t visits;   /* visit sequence */
 	unsigned int rota; /* which policy goes first: turns every pass */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "target.h"
 #include "util.h"
@@ -31,7 +32,7 @@ static bool status_thp_disabled(const char *status)
 int mthpd_target_open(struct mthpd_kif *kif, pid_t pid, bool need_pidfd,
 		      struct mthpd_target *ret)
 {
-	struct mthpd_target t = {.pid = pid, .pidfd = -1, .pagemap = {.kif = kif, .fd = -1}};
+	struct mthpd_target t = {.pid = pid, .pidfd = -1, .stat_fd = -1, .pagemap = {.kif = kif, .fd = -1}};
 	char path[64], status[4096];
 	int r;
 
@@ -59,6 +60,12 @@ int mthpd_target_open(struct mthpd_kif *kif, pid_t pid, bool need_pidfd,
 		goto fail;
 	t.thp_disabled = r >= 0 && status_thp_disabled(status);
 
+	/* Optional: without it (a synthetic tree) the faults are unknown. */
+	r = pid_path(path, sizeof(path), pid, "stat");
+	if (r >= 0)
+		r = kif->ops->open_proc(kif, path, O_RDONLY);
+	t.stat_fd = r >= 0 ? r : -1;
+
 	if (need_pidfd) {
 		r = kif->ops->pidfd_open(kif, pid);
 		if (r < 0)
@@ -79,13 +86,66 @@ void mthpd_target_forget_vmas(struct mthpd_target *t)
 	t->nr_verdicts = 0;
 }
 
+int mthpd_stat_parse_faults(const char *line, uint64_t *ret)
+{
+	const char *p = strrchr(line, ')');
+	uint64_t v[10];
+
+	/* after ')': state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt */
+	if (!p)
+		return -EINVAL;
+	p++;
+	for (unsigned int i = 0; i < ARRAY_SIZE(v); i++) {
+		char *end;
+
+		p += strspn(p, " ");
+		if (i == 0) { /* the state letter */
+			if (!*p || *p == ' ')
+				return -EINVAL;
+			p++;
+			v[i] = 0;
+			continue;
+		}
+		if (*p < '0' || *p > '9') {
+			if (*p != '-' || i > 6) /* tty_nr and tpgid may be negative */
+				return -EINVAL;
+		}
+		errno = 0;
+		v[i] = strtoull(p, &end, 10);
+		if (errno || end == p || (*end != ' ' && *end != '\n' && *end))
+			return -EINVAL;
+		p = end;
+	}
+	*ret = v[7] + v[9];
+	return 0;
+}
+
+int mthpd_target_faults(struct mthpd_target *t, uint64_t *ret)
+{
+	char buf[1024];
+	ssize_t n;
+
+	if (t->stat_fd < 0)
+		return -EBADF;
+	/* a seq_file: reading from offset 0 again makes the line anew */
+	n = pread(t->stat_fd, buf, sizeof(buf) - 1, 0);
+	if (n < 0)
+		return errno == ESRCH ? -ESRCH : -errno;
+	if (n == 0)
+		return -ESRCH;
+	buf[n] = '\0';
+	return mthpd_stat_parse_faults(buf, ret);
+}
+
 void mthpd_target_close(struct mthpd_target *t)
 {
 	if (t->pagemap.fd >= 0)
 		(void)close(t->pagemap.fd);
 	if (t->pidfd >= 0)
 		(void)close(t->pidfd);
-	t->pagemap.fd = t->pidfd = -1;
+	if (t->stat_fd >= 0)
+		(void)close(t->stat_fd);
+	t->pagemap.fd = t->pidfd = t->stat_fd = -1;
 	mthpd_target_forget_vmas(t);
 }
 

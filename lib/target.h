@@ -27,6 +27,7 @@ struct mthpd_target {
 	pid_t pid;
 	char comm[32];
 	int pidfd;          /* only when collapsing; -1 otherwise */
+	int stat_fd;        /* /proc/PID/stat, for mthpd_target_faults(); -1 if not open */
 	bool thp_disabled;  /* prctl(PR_SET_THP_DISABLE): never touched */
 	struct mthpd_pagemap pagemap;
 	/*
@@ -45,6 +46,22 @@ struct mthpd_target {
  */
 int mthpd_target_open(struct mthpd_kif *kif, pid_t pid, bool need_pidfd,
 		      struct mthpd_target *ret);
+
+/*
+ * Pure: minflt + majflt of a /proc/PID/stat line, e.g.
+ * "1234 (redis-server) S 1 1234 1234 0 -1 4194560 1500 0 3 0 ...": 1503.
+ * The comm may hold spaces and parentheses: fields count from the last ')'.
+ * Returns 0, or -EINVAL for a line that is not one.
+ */
+int mthpd_stat_parse_faults(const char *line, uint64_t *ret);
+
+/*
+ * The page faults of the whole process so far (minflt + majflt of all its
+ * threads, /proc/PID/stat).  Every page the process maps anew comes with a
+ * fault, so an unchanged count says no page was added since.
+ * Returns 0, -ESRCH when it exited, -errno.
+ */
+int mthpd_target_faults(struct mthpd_target *t, uint64_t *ret);
 
 /* Closes the fds and frees the verdicts; accepts a half-opened or closed target. */
 void mthpd_target_close(struct mthpd_target *t);

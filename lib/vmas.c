@@ -91,9 +91,15 @@ static int read_with_query(const struct mthpd_kif *kif, int fd, struct vma_list 
 	uint64_t addr = 0;
 
 	for (;;) {
+		/*
+		 * The kernel skips VMAs that are not readable and writable
+		 * itself (libraries' text and read-only data, guard gaps):
+		 * 10 ioctls instead of 25 for a small C program (measured).
+		 */
 		struct procmap_query q = {
 			.size = sizeof(q),
-			.query_flags = PROCMAP_QUERY_COVERING_OR_NEXT_VMA,
+			.query_flags = PROCMAP_QUERY_COVERING_OR_NEXT_VMA | PROCMAP_QUERY_VMA_READABLE |
+				       PROCMAP_QUERY_VMA_WRITABLE,
 			.query_addr = addr,
 		};
 		int r = kif->ops->ioctl(kif, fd, PROCMAP_QUERY, &q);

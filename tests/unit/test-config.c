@@ -156,6 +156,16 @@ int main(void)
 		/* no unit: a unit= key cannot match */
 		p = mthpd_config_match(c, "/user.slice", NULL, "redis-server");
 		TEST_ASSERT(p == NULL);
+
+		/* discovery reads a cgroup's processes only where one could match */
+		TEST_ASSERT(mthpd_config_may_match(c, "/system.slice/redis-server.service",
+						   "redis-server.service"));
+		TEST_ASSERT(mthpd_config_may_match(c, "/system.slice/cron.service", "cron.service"));
+		TEST_ASSERT(!mthpd_config_may_match(c, "/user.slice", ""));
+		TEST_ASSERT(!mthpd_config_may_match(c, "/", ""));
+		/* the redis unit outside system.slice: unit= matches, comm unknown */
+		TEST_ASSERT(mthpd_config_may_match(c, "/other.slice/redis-server.service",
+						   "redis-server.service"));
 	}
 	c = mthpd_config_free(c);
 

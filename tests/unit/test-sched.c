@@ -58,8 +58,8 @@ static void sim_reset(void)
 static struct mthpd_sched_proc *find(struct mthpd_sched *s, pid_t pid)
 {
 	for (size_t i = 0; i < s->n; i++)
-		if (s->procs[i].pid == pid)
-			return &s->procs[i];
+		if (s->procs[i]->pid == pid)
+			return s->procs[i];
 	return NULL;
 }
 
@@ -87,23 +87,23 @@ static void test_update(void)
 	test_case = "update: the set follows discovery";
 	TEST_ASSERT_EQ(mthpd_sched_update(&s, first, ARRAY_SIZE(first)), 0);
 	TEST_ASSERT_EQ(s.n, 3); /* the duplicate 10 is kept once */
-	TEST_ASSERT_EQ(s.procs[0].pid, 10);
-	TEST_ASSERT_EQ(s.procs[0].proc, 1); /* its first discovery index */
-	TEST_ASSERT_EQ(s.procs[2].pid, 30);
-	TEST_ASSERT(s.procs[1].last_visit == 0 && s.procs[1].policy == -1 && !s.procs[1].open);
-	TEST_ASSERT_EQ(s.procs[1].t.pagemap.fd, -1);
-	s.procs[1].last_visit = 7; /* 20 was visited */
-	s.procs[1].resume = 0x7000;
-	s.procs[1].policy = 3;
+	TEST_ASSERT_EQ(s.procs[0]->pid, 10);
+	TEST_ASSERT_EQ(s.procs[0]->proc, 1); /* its first discovery index */
+	TEST_ASSERT_EQ(s.procs[2]->pid, 30);
+	TEST_ASSERT(s.procs[1]->last_visit == 0 && s.procs[1]->policy == -1 && !s.procs[1]->open);
+	TEST_ASSERT_EQ(s.procs[1]->t.pagemap.fd, -1);
+	s.procs[1]->last_visit = 7; /* 20 was visited */
+	s.procs[1]->resume = 0x7000;
+	s.procs[1]->policy = 3;
 	TEST_ASSERT_EQ(mthpd_sched_update(&s, second, ARRAY_SIZE(second)), 0);
 	TEST_ASSERT_EQ(s.n, 3);
-	TEST_ASSERT_EQ(s.procs[0].pid, 20); /* 10 is gone */
-	TEST_ASSERT_EQ(s.procs[0].last_visit, 7);
-	TEST_ASSERT_EQ(s.procs[0].resume, 0x7000);
-	TEST_ASSERT_EQ(s.procs[0].policy, 3);
-	TEST_ASSERT_EQ(s.procs[0].proc, 1);
-	TEST_ASSERT_EQ(s.procs[2].pid, 40);
-	TEST_ASSERT_EQ(s.procs[2].last_visit, 0);
+	TEST_ASSERT_EQ(s.procs[0]->pid, 20); /* 10 is gone */
+	TEST_ASSERT_EQ(s.procs[0]->last_visit, 7);
+	TEST_ASSERT_EQ(s.procs[0]->resume, 0x7000);
+	TEST_ASSERT_EQ(s.procs[0]->policy, 3);
+	TEST_ASSERT_EQ(s.procs[0]->proc, 1);
+	TEST_ASSERT_EQ(s.procs[2]->pid, 40);
+	TEST_ASSERT_EQ(s.procs[2]->last_visit, 0);
 	TEST_ASSERT_EQ(mthpd_sched_update(&s, second, 0), 0);
 	TEST_ASSERT_EQ(s.n, 0);
 	mthpd_sched_free(&s);
