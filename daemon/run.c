@@ -42,6 +42,7 @@ struct daemon {
 	int kpf_fd;
 	char cgroup_mount[4096];
 	int sig_fd, timer_fd;
+	int arrival_fd; /* every ARRIVAL_CHECK_MSEC between passes: new processes? */
 	int cgroup_fd; /* the cgroup2 mount, opened once: per-cgroup memory.pressure */
 	uint64_t watchdog_usec, next_watchdog;
 	uint64_t no_collapse_until; /* alloc_sleep_millisecs after an allocation failure */
@@ -81,6 +82,12 @@ struct daemon {
 #define QUIET_BACKOFF_MIN_USEC (1000000ULL)
 /* How often the fault count of a quiet process is read (a pass may come every 10 ms). */
 #define QUIET_CHECK_USEC (1000000ULL)
+/*
+ * How often discovery runs between passes, so that a new process of a
+ * managed service waits about this long, not scan_sleep_millisecs: a walk
+ * of the cgroups a policy could match, no page is read.
+ */
+#define ARRIVAL_CHECK_MSEC 1000U
 /*
  * The kernel's answer whether it accepts a VMA (MADV_NOHUGEPAGE, THP
  * disabled) is kept for a VMA whose bounds stay the same; it is asked
@@ -472,28 +479,15 @@ static bool may_match(void *userdata, const char *cgroup, const char *unit)
 	return mthpd_config_may_match(userdata, cgroup, unit);
 }
 
-static void pass(struct daemon *d)
+/*
+ * Discovery: the processes of the cgroups a policy could match, into the
+ * cursor's set, each matched to its policy.  Sets *ret_matched.  Returns
+ * the number of processes, or -errno (the set is left as it was).
+ */
+static int refresh(struct daemon *d, unsigned long *ret_matched)
 {
 	const struct mthpd_config *c = d->cfg;
-	uint64_t start = now_usec();
-	_cleanup_free_ uint64_t *bytes_left = calloc(c->nr_policies ? c->nr_policies : 1, sizeof(uint64_t));
-	unsigned long matched = 0, collapsed = 0, planned = 0;
-	struct mthpd_counters before = d->metrics.total;
-	struct mthpd_sched_stats ss = {0};
-	struct visit_ctx vc = {.d = d, .bytes_left = bytes_left};
-	pid_t self = getpid();
-	char status[320];
-	int n, r = 0;
-
-	if (!bytes_left)
-		return;
-	for (size_t i = 0; i < c->nr_policies; i++)
-		bytes_left[i] = c->policies[i].max_bytes_per_pass ? c->policies[i].max_bytes_per_pass
-								  : UINT64_MAX;
-	check_pressure(d);
-	d->metrics.targets = 0;
-	d->metrics.ranges_huge = 0;
-	d->metrics.quiet = 0;
+	int n, r;
 
 	n = d->cgroup_mount[0] ? mthpd_discover(d->cgroup_mount, may_match, d->cfg, d->procs,
 						c->daemon.max_pids_per_pass)
@@ -511,16 +505,59 @@ static void pass(struct daemon *d)
 	for (int i = 0; i < n; i++)
 		d->pids[i] = d->procs[i].pid;
 	r = mthpd_sched_update(&d->sched, d->pids, (size_t)n);
-	if (r < 0) {
-		log_errno(LOG_LVL_WARNING, r, "cannot keep track of %d processes: %m, skipping this pass", n);
+	if (r < 0)
+		return log_errno(LOG_LVL_WARNING, r, "cannot keep track of %d processes: %m, ignoring", n);
+	*ret_matched = match_policies(d, getpid());
+	return n;
+}
+
+/*
+ * Between passes, once a second: has a process appeared that a policy
+ * matches and that was never visited?  Then the caller starts a pass at
+ * once, instead of letting it wait up to scan_sleep_millisecs.
+ */
+static bool newcomers(struct daemon *d)
+{
+	unsigned long matched;
+
+	if (refresh(d, &matched) < 0 || matched == 0)
+		return false;
+	for (size_t i = 0; i < d->sched.n; i++)
+		if (d->sched.procs[i]->policy >= 0 && d->sched.procs[i]->last_visit == 0)
+			return true;
+	return false;
+}
+
+static void pass(struct daemon *d)
+{
+	const struct mthpd_config *c = d->cfg;
+	uint64_t start = now_usec();
+	_cleanup_free_ uint64_t *bytes_left = calloc(c->nr_policies ? c->nr_policies : 1, sizeof(uint64_t));
+	unsigned long matched = 0, collapsed = 0, planned = 0;
+	struct mthpd_counters before = d->metrics.total;
+	struct mthpd_sched_stats ss = {0};
+	struct visit_ctx vc = {.d = d, .bytes_left = bytes_left};
+	char status[320];
+	int n, r = 0;
+
+	if (!bytes_left)
 		return;
-	}
+	for (size_t i = 0; i < c->nr_policies; i++)
+		bytes_left[i] = c->policies[i].max_bytes_per_pass ? c->policies[i].max_bytes_per_pass
+								  : UINT64_MAX;
+	check_pressure(d);
+	d->metrics.targets = 0;
+	d->metrics.ranges_huge = 0;
+	d->metrics.quiet = 0;
+
+	n = refresh(d, &matched);
+	if (n < 0)
+		return;
 	if (start - d->verdicts_usec >= VMA_VERDICT_TTL_USEC) {
 		for (size_t i = 0; i < d->sched.n; i++)
 			mthpd_target_forget_vmas(&d->sched.procs[i]->t);
 		d->verdicts_usec = start;
 	}
-	matched = match_policies(d, self);
 	d->nr_open = 0;
 	for (size_t i = 0; i < d->sched.n; i++)
 		d->nr_open += d->sched.procs[i]->open;
@@ -740,8 +777,18 @@ static int setup(struct daemon *d)
 		return log_errno(LOG_LVL_ERR, -errno, "sigprocmask: %m");
 	d->sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (d->sig_fd < 0 || d->timer_fd < 0)
+	d->arrival_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (d->sig_fd < 0 || d->timer_fd < 0 || d->arrival_fd < 0)
 		return log_errno(LOG_LVL_ERR, -errno, "signalfd/timerfd: %m");
+	{
+		const struct itimerspec every = {
+			.it_interval = {.tv_sec = ARRIVAL_CHECK_MSEC / 1000},
+			.it_value = {.tv_sec = ARRIVAL_CHECK_MSEC / 1000},
+		};
+
+		if (timerfd_settime(d->arrival_fd, 0, &every, NULL) < 0)
+			return log_errno(LOG_LVL_ERR, -errno, "timerfd_settime: %m");
+	}
 
 	{
 		/*
@@ -780,7 +827,8 @@ static int setup(struct daemon *d)
 
 int run_daemon(const struct run_opts *o)
 {
-	struct daemon d = {.opts = o, .kpf_fd = -1, .sig_fd = -1, .timer_fd = -1, .cgroup_fd = -1,
+	struct daemon d = {.opts = o, .kpf_fd = -1, .sig_fd = -1, .timer_fd = -1, .arrival_fd = -1,
+			   .cgroup_fd = -1,
 			   .kif = {.proc_fd = -1, .sys_fd = -1}};
 	int r, status = 0;
 
@@ -801,12 +849,13 @@ int run_daemon(const struct run_opts *o)
 	r = arm_timer(&d, 0);
 
 	while (!d.stop && r >= 0) {
-		struct pollfd pfd[2] = {{.fd = d.sig_fd, .events = POLLIN},
-					{.fd = d.timer_fd, .events = POLLIN}};
+		struct pollfd pfd[3] = {{.fd = d.sig_fd, .events = POLLIN},
+					{.fd = d.timer_fd, .events = POLLIN},
+					{.fd = d.arrival_fd, .events = POLLIN}};
 		int timeout = d.watchdog_usec ? (int)(d.watchdog_usec / 2000) : -1;
 		uint64_t expirations;
 
-		if (poll(pfd, 2, timeout) < 0 && errno != EINTR) {
+		if (poll(pfd, 3, timeout) < 0 && errno != EINTR) {
 			r = log_errno(LOG_LVL_ERR, -errno, "poll: %m");
 			break;
 		}
@@ -818,7 +867,9 @@ int run_daemon(const struct run_opts *o)
 			d.reload = false;
 			reload(&d);
 		}
-		if (read(d.timer_fd, &expirations, sizeof(expirations)) == (ssize_t)sizeof(expirations)) {
+		if (read(d.timer_fd, &expirations, sizeof(expirations)) == (ssize_t)sizeof(expirations) ||
+		    (read(d.arrival_fd, &expirations, sizeof(expirations)) == (ssize_t)sizeof(expirations) &&
+		     d.cfg->daemon.scan_sleep_millisecs > ARRIVAL_CHECK_MSEC && newcomers(&d))) {
 			pass(&d);
 			r = arm_timer(&d, d.cfg->daemon.scan_sleep_millisecs);
 		}
@@ -834,6 +885,8 @@ out:
 		(void)close(d.cgroup_fd);
 	if (d.timer_fd >= 0)
 		(void)close(d.timer_fd);
+	if (d.arrival_fd >= 0)
+		(void)close(d.arrival_fd);
 	mthpd_kif_done(&d.kif);
 	metrics_free(&d.metrics);
 	mthpd_sched_free(&d.sched);

@@ -11,6 +11,8 @@
 #   3. A second policy with its own cgroup: while the large workload still
 #      has work, a workload of the other policy is collapsed within two
 #      passes too (the budget is split between policies).
+#   4. With a pass every 60 s, a new process is collapsed long before the
+#      next pass: discovery runs once a second between passes.
 . "$(dirname "$0")/lib.sh"
 require_all
 
@@ -160,4 +162,35 @@ wait "$DAEMON"
 rc=$?
 DAEMON=""
 [ "$rc" = 0 ] || check_fail "mthpd run exited $rc after SIGTERM: $(tail -3 "$TMP/run.log")"
+
+echo "== 4. a new process does not wait for the next pass"
+# A pass every 60 s: discovery between passes (once a second) finds the
+# new process and starts a pass for it, long before the regular one.
+sed -i 's/^scan_sleep_millisecs=.*/scan_sleep_millisecs=60000/' "$CONF/mthpd.conf"
+: >"$TMP/run.log"
+rm -f "$TMP/status"
+MTHPD_DEBUG=1 "$MTHPD" run --config-dir "$CONF" 2>"$TMP/run.log" &
+DAEMON=$!
+for ((i = 0; i < 100; i++)); do [ "$(passes)" -ge 1 ] && break; sleep 0.1; done
+[ "$(passes)" -ge 1 ] || die "no first pass"
+p0=$(passes)
+wl_start full full
+PN=$WL_PID BN=$WL_BASE FN=$WL_FD
+echo "$PN" >"$A/cgroup.procs" || die "cannot move $PN into $A"
+t0=$(date +%s)
+for ((i = 0; i < 300; i++)); do
+	[ "$(anon_huge_kb "$PN" "$BN" 2)" = 4096 ] && break
+	sleep 0.1
+done
+t=$(($(date +%s) - t0))
+if [ "$(anon_huge_kb "$PN" "$BN" 2)" = 4096 ]; then
+	echo "new process: huge after about $t s, in pass $(passes) (pass $p0 before it came)"
+else
+	check_fail "new process: not huge after 30 s, with a pass every 60 s (passes: $p0 -> $(passes))"
+fi
+v=$(wl_verify "$PN" "$FN")
+[ "$v" = ok ] || check_fail "the new process's memory: $v"
+kill -TERM "$DAEMON"
+wait "$DAEMON"
+DAEMON=""
 finish
