@@ -350,6 +350,10 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 				(pol->knobs.max_ptes_none == 0 ? MTHPD_MADV_COLLAPSE_STRICT : 0),
 		.budget_bytes = *bytes_left == UINT64_MAX ? 0 : *bytes_left,
 		.start = p->resume,
+		/* no more ranges in one call than this visit's share of pages covers */
+		.batch = allowance / MTHPD_PMD_NR >= MTHPD_COLLAPSE_BATCH ? MTHPD_COLLAPSE_BATCH
+			 : allowance / MTHPD_PMD_NR > 0 ? (unsigned int)(allowance / MTHPD_PMD_NR)
+							: 1,
 	};
 	/* counted before the visit: a fault during it shows next time */
 	faults_known = mthpd_target_faults(&p->t, &faults) == 0;

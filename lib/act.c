@@ -73,6 +73,55 @@ int mthpd_act_verify(struct mthpd_act *a, uint64_t addr, unsigned int order)
 	return 1;
 }
 
+/* A success the kernel claimed, checked: succeeded or noop (or exited, error). */
+static enum mthpd_scan_result verified(struct mthpd_act *a, uint64_t addr, unsigned int order)
+{
+	int r = mthpd_act_verify(a, addr, order);
+
+	if (r == -ESRCH) {
+		a->exited = true;
+		return MTHPD_RESULT_PROCESS_EXITED;
+	}
+	if (r < 0)
+		return MTHPD_RESULT_ERROR;
+	if (r == 0) {
+		a->nr_noop++;
+		return MTHPD_RESULT_NOOP;
+	}
+	if (a->budget != UINT64_MAX)
+		a->budget -= MTHPD_PAGE_SIZE << order;
+	return MTHPD_SCAN_SUCCEED;
+}
+
+void mthpd_act_collapse_pmds(struct mthpd_act *a, const uint64_t *addrs, size_t n, uint8_t *ret)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		size_t k = 0;
+		int64_t bytes;
+
+		/* as many as the policy's bytes allow; the rest are over budget */
+		while (i + k < n && (a->budget == UINT64_MAX || a->budget >= (k + 1) * MTHPD_PMD_SIZE))
+			k++;
+		if (a->exited || k == 0) {
+			for (; i < n; i++)
+				ret[i] = a->exited ? MTHPD_RESULT_PROCESS_EXITED : MTHPD_RESULT_OVER_BUDGET;
+			return;
+		}
+		a->nr_calls++;
+		bytes = a->kif->ops->collapse_batch(a->kif, a->pidfd, addrs + i, k, MTHPD_PMD_SIZE);
+		if (bytes == -ESRCH)
+			a->exited = true;
+		size_t done = bytes > 0 ? (size_t)bytes / MTHPD_PMD_SIZE : 0;
+
+		for (size_t j = 0; j < done && j < k; j++, i++)
+			ret[i] = verified(a, addrs[i], MTHPD_PMD_ORDER);
+		if (done < k && !a->exited)
+			ret[i++] = MTHPD_ACT_UNKNOWN; /* where the kernel stopped */
+	}
+}
+
 enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_range_scan *scan,
 					  unsigned int offset, unsigned int order)
 {
@@ -81,7 +130,6 @@ enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_ran
 	const uint64_t len = MTHPD_PAGE_SIZE << order;
 	unsigned int flags = 0;
 	int64_t n;
-	int r;
 
 	if (a->exited)
 		return MTHPD_RESULT_PROCESS_EXITED;
@@ -106,18 +154,5 @@ enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_ran
 		return mthpd_act_errno_result((int)-n);
 	}
 
-	r = mthpd_act_verify(a, addr, order);
-	if (r == -ESRCH) {
-		a->exited = true;
-		return MTHPD_RESULT_PROCESS_EXITED;
-	}
-	if (r < 0)
-		return MTHPD_RESULT_ERROR;
-	if (r == 0) {
-		a->nr_noop++;
-		return MTHPD_RESULT_NOOP;
-	}
-	if (a->budget != UINT64_MAX)
-		a->budget -= len;
-	return MTHPD_SCAN_SUCCEED;
+	return verified(a, addr, order);
 }

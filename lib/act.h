@@ -51,6 +51,21 @@ enum mthpd_scan_result mthpd_act_errno_result(int err);
  */
 int mthpd_act_verify(struct mthpd_act *a, uint64_t addr, unsigned int order);
 
+/* A result of mthpd_act_collapse_pmds() for a range it could not tell. */
+#define MTHPD_ACT_UNKNOWN _MTHPD_SCAN_RESULT_MAX
+
+/*
+ * Collapses the whole 2 MiB ranges at @addrs (@n <= MTHPD_COLLAPSE_BATCH) in
+ * as few process_madvise() calls as the kernel allows: all in one, and
+ * after a failure the rest in the next.  Each success is checked in
+ * kpageflags as mthpd_act_collapse() does.  ret[i] is succeeded, noop,
+ * over-budget or process_exited, or MTHPD_ACT_UNKNOWN for a range the
+ * kernel stopped at: the batch cannot tell its errno, so the caller
+ * collapses it alone with mthpd_act_collapse() (which retries EAGAIN and
+ * names the failure).
+ */
+void mthpd_act_collapse_pmds(struct mthpd_act *a, const uint64_t *addrs, size_t n, uint8_t *ret);
+
 /* mthpd_collapse_fn for mthpd_plan_range(); @userdata is a struct mthpd_act. */
 enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_range_scan *scan,
 					  unsigned int offset, unsigned int order);

@@ -45,6 +45,20 @@ static int64_t linux_collapse(struct mthpd_kif *kif _unused_, int pidfd, uint64_
 	return r < 0 ? -errno : r;
 }
 
+static int64_t linux_collapse_batch(struct mthpd_kif *kif _unused_, int pidfd, const uint64_t *addrs,
+				    size_t n, uint64_t len)
+{
+	struct iovec iov[MTHPD_COLLAPSE_BATCH];
+	long r;
+
+	if (n == 0 || n > MTHPD_COLLAPSE_BATCH)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		iov[i] = (struct iovec){.iov_base = (void *)(uintptr_t)addrs[i], .iov_len = len};
+	r = syscall(SYS_process_madvise, pidfd, iov, (unsigned long)n, MADV_COLLAPSE, 0U);
+	return r < 0 ? -errno : r;
+}
+
 static int linux_ioctl(const struct mthpd_kif *kif _unused_, int fd, unsigned long req,
 		       void *arg)
 {
@@ -58,6 +72,7 @@ static const struct mthpd_kif_ops linux_ops = {
 	.open_sys = linux_open_sys,
 	.pidfd_open = linux_pidfd_open,
 	.collapse = linux_collapse,
+	.collapse_batch = linux_collapse_batch,
 	.ioctl = linux_ioctl,
 };
 

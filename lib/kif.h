@@ -15,6 +15,9 @@
 
 struct mthpd_kif;
 
+/* The most iovecs one collapse_batch() call takes (UIO_MAXIOV is 1024). */
+#define MTHPD_COLLAPSE_BATCH 32
+
 struct mthpd_kif_ops {
 	/* openat(proc root, path, flags | O_CLOEXEC).  Returns fd or -errno. */
 	int (*open_proc)(const struct mthpd_kif *kif, const char *path, int flags);
@@ -28,6 +31,15 @@ struct mthpd_kif_ops {
 	 */
 	int64_t (*collapse)(struct mthpd_kif *kif, int pidfd, uint64_t addr, uint64_t len,
 			    unsigned int flags);
+	/*
+	 * process_madvise(pidfd, iov, @n, MADV_COLLAPSE, 0) with one iovec of
+	 * @len bytes at each of @addrs.  The kernel works through them in
+	 * order and stops at the first that fails: returns the bytes advised
+	 * before it (@n * @len when all succeeded), or -errno when the first
+	 * one failed.
+	 */
+	int64_t (*collapse_batch)(struct mthpd_kif *kif, int pidfd, const uint64_t *addrs, size_t n,
+				  uint64_t len);
 	/* ioctl(fd, req, arg) on an fd from open_proc.  Returns >= 0 or -errno. */
 	int (*ioctl)(const struct mthpd_kif *kif, int fd, unsigned long req, void *arg);
 };

@@ -236,6 +236,74 @@ static void count_plan(const struct mthpd_range_plan *p, bool collapsing, struct
 	}
 }
 
+/* The plan is one 2 MiB collapse of the whole range: it can go in a batch. */
+static bool plan_is_whole_pmd(const struct mthpd_range_plan *p)
+{
+	return p->nr_blocks == 1 && p->blocks[0].order == MTHPD_PMD_ORDER &&
+	       p->blocks[0].action == MTHPD_ACTION_COLLAPSE;
+}
+
+/* A range of a batch, waiting for its process_madvise() call. */
+struct pending {
+	struct mthpd_range_scan scan;
+	struct mthpd_range_plan plan;
+};
+
+/*
+ * mthpd_collapse_fn that answers the 2M attempt of the range with what the
+ * batch got, and hands any smaller block of the walk's fallback to the
+ * executor, as if the range had been collapsed alone.
+ */
+struct replay {
+	struct mthpd_act *act;
+	enum mthpd_scan_result pmd;
+};
+
+static enum mthpd_scan_result replay_collapse(void *userdata, const struct mthpd_range_scan *scan,
+					      unsigned int offset, unsigned int order)
+{
+	struct replay *rp = userdata;
+
+	if (offset == 0 && order == MTHPD_PMD_ORDER)
+		return rp->pmd;
+	return mthpd_act_collapse(rp->act, scan, offset, order);
+}
+
+/*
+ * Collapses the @n ranges waiting in @b with as few process_madvise() calls
+ * as the kernel allows, then plans each again with the result (the walk's
+ * fallback runs where its 2M failed) and passes it to the sink, in order.
+ * Every range goes through the sink, also after one says stop: they are
+ * done.  Returns 0 or the sink's first -errno.
+ */
+static int flush(struct mthpd_act *act, const struct mthpd_pass_opts *o, struct pending *b,
+		 size_t n, struct mthpd_target *t, mthpd_range_sink sink, void *userdata,
+		 struct mthpd_pass_stats *st)
+{
+	uint64_t addrs[MTHPD_COLLAPSE_BATCH] = {0};
+	uint8_t res[MTHPD_COLLAPSE_BATCH] = {0};
+	int first = 0;
+
+	for (size_t i = 0; i < n; i++)
+		addrs[i] = b[i].scan.addr;
+	st->batches++;
+	mthpd_act_collapse_pmds(act, addrs, n, res);
+	for (size_t i = 0; i < n; i++) {
+		struct replay rp = {.act = act, .pmd = (enum mthpd_scan_result)res[i]};
+		int r;
+
+		if (res[i] == MTHPD_ACT_UNKNOWN) /* where the kernel stopped: alone, to learn why */
+			mthpd_plan_range(&b[i].scan, o->knobs, mthpd_act_collapse, act, &b[i].plan);
+		else
+			mthpd_plan_range(&b[i].scan, o->knobs, replay_collapse, &rp, &b[i].plan);
+		count_plan(&b[i].plan, true, st);
+		r = sink(userdata, t, &b[i].scan, &b[i].plan);
+		if (r < 0 && first == 0)
+			first = r;
+	}
+	return first;
+}
+
 int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 		      const struct mthpd_pass_opts *o, mthpd_range_sink sink, void *userdata,
 		      struct mthpd_pass_stats *stats)
@@ -244,6 +312,8 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 	_cleanup_free_ struct mthpd_vma_verdict *verdicts = NULL;
 	_cleanup_free_ struct mthpd_range_plan *plan = NULL;
 	_cleanup_free_ struct mthpd_range_scan *scan = NULL;
+	_cleanup_free_ struct pending *batch = NULL;
+	size_t nbatch = 0, batch_max = o->batch ? o->batch : MTHPD_COLLAPSE_BATCH;
 	struct mthpd_pass_stats st = {0};
 	struct mthpd_scan_ctx sc;
 	struct mthpd_act act = {
@@ -270,6 +340,13 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 	scan = malloc(sizeof(*scan));
 	if (!plan || !scan)
 		return -ENOMEM;
+	if (batch_max > MTHPD_COLLAPSE_BATCH)
+		batch_max = MTHPD_COLLAPSE_BATCH;
+	if (o->collapse && batch_max > 1 && kif->ops->collapse_batch) {
+		batch = malloc(batch_max * sizeof(*batch));
+		if (!batch)
+			return -ENOMEM;
+	}
 
 	r = mthpd_vmas_read(kif, t->pid, o->features->procmap_query, &vmas, &nvmas);
 	if (r < 0)
@@ -336,11 +413,28 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 					goto out;
 				mthpd_plan_range(scan, o->knobs, NULL, NULL, plan);
 			}
-			if (o->collapse && plan_has_collapse(plan))
-				mthpd_plan_range(scan, o->knobs, mthpd_act_collapse, &act, plan);
-
-			count_plan(plan, o->collapse, &st);
-			r = sink(userdata, t, scan, plan);
+			if (batch && plan_is_whole_pmd(plan)) {
+				/* several ranges per process_madvise(): collapsed at the flush */
+				batch[nbatch].scan = *scan;
+				batch[nbatch++].plan = *plan;
+				if (nbatch < batch_max)
+					continue;
+				r = flush(&act, o, batch, nbatch, t, sink, userdata, &st);
+				nbatch = 0;
+			} else {
+				if (nbatch) {
+					r = flush(&act, o, batch, nbatch, t, sink, userdata, &st);
+					nbatch = 0;
+					if (r == -EDQUOT)
+						st.resume = addr; /* this range was not looked at */
+					if (r < 0)
+						goto out;
+				}
+				if (o->collapse && plan_has_collapse(plan))
+					mthpd_plan_range(scan, o->knobs, mthpd_act_collapse, &act, plan);
+				count_plan(plan, o->collapse, &st);
+				r = sink(userdata, t, scan, plan);
+			}
 			if (r == -EDQUOT)
 				st.resume = cursor;
 			if (r < 0)
@@ -352,6 +446,13 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 		}
 	}
 	r = 0;
+	if (nbatch) {
+		r = flush(&act, o, batch, nbatch, t, sink, userdata, &st);
+		if (r == -EDQUOT)
+			st.resume = 0; /* spent, but on the last ranges: the visit is complete */
+		if (r == 0 && act.exited)
+			r = -ESRCH;
+	}
 out:
 	if (verdicts && (r == 0 || r == -EDQUOT)) {
 		/* the VMAs asked about and those known before: sorted, as vmas[] */

@@ -77,13 +77,16 @@ struct mthpd_pass_opts {
 	unsigned int subpmd_flags; /* process_madvise flags for blocks below 2M */
 	uint64_t budget_bytes;     /* collapsed bytes allowed in this pass; 0: no limit */
 	uint64_t start;            /* first address to look at (a cursor); 0: all */
+	unsigned int batch;        /* 2M ranges per process_madvise() call, at most
+				    * MTHPD_COLLAPSE_BATCH; 0: that many */
 };
 
 struct mthpd_pass_stats {
-	/* where the pass stopped when the sink said -EDQUOT: the next one starts there */
+	/* where the pass stopped when the sink said -EDQUOT: the next one starts
+	 * there (0: it had reached the end anyway) */
 	uint64_t resume;
 	unsigned long vmas, vmas_refused, ranges, ranges_huge, blocks_planned, blocks_collapsed;
-	unsigned long noops, madvise_calls;
+	unsigned long noops, madvise_calls, batches;
 	uint64_t bytes_collapsed;
 	unsigned long kpageflags_pfns, pagemap_reads, scan_ioctls;
 	bool smaps_read;

@@ -72,6 +72,24 @@ static int64_t fake_collapse(struct mthpd_kif *kif, int pidfd _unused_, uint64_t
 	return answer;
 }
 
+/* As the kernel: the blocks one by one, stopping at the first that fails. */
+static int64_t fake_collapse_batch(struct mthpd_kif *kif, int pidfd, const uint64_t *addrs,
+				   size_t n, uint64_t len)
+{
+	struct fake_kif *f = kif->priv;
+	int64_t done = 0;
+
+	f->nr_batches++;
+	for (size_t i = 0; i < n; i++) {
+		int64_t r = fake_collapse(kif, pidfd, addrs[i], len, 0);
+
+		if (r < 0)
+			return done ? done : r;
+		done += (int64_t)len;
+	}
+	return done;
+}
+
 static int fake_ioctl(const struct mthpd_kif *kif _unused_, int fd _unused_,
 		      unsigned long req _unused_, void *arg _unused_)
 {
@@ -83,6 +101,7 @@ static const struct mthpd_kif_ops fake_ops = {
 	.open_sys = fake_open,
 	.pidfd_open = fake_pidfd_open,
 	.collapse = fake_collapse,
+	.collapse_batch = fake_collapse_batch,
 	.ioctl = fake_ioctl,
 };
 

@@ -31,8 +31,9 @@ struct fake_kif {
 	 * at the call's address rounded down to it */
 	uint64_t folio_len[FAKE_KIF_MAX_CALLS];
 	unsigned int nr_answers;
-	struct fake_kif_call calls[FAKE_KIF_MAX_CALLS];
+	struct fake_kif_call calls[FAKE_KIF_MAX_CALLS]; /* a batch: one per block */
 	unsigned int nr_calls;
+	unsigned int nr_batches;  /* collapse_batch() calls */
 	uint64_t pfn_base; /* PFN of the page at the fake mapping's base address */
 	uint64_t base;     /* the fake mapping's first address */
 };

@@ -126,10 +126,67 @@ static void nothing(struct fake_kif *f)
 	(void)f;
 }
 
+/*
+ * Batches: 4 whole PMDs in one call.  The kernel's answers, block by block:
+ * ok, ok (but nothing done), EBUSY, ok.  The call stops at the third: 2
+ * PMDs of bytes; both are verified (the second is a noop), the third is
+ * left for a call of its own (MTHPD_ACT_UNKNOWN), and the fourth goes in
+ * the next batch call.  Then the budget cuts a batch short.
+ */
+static void test_collapse_pmds(void)
+{
+	struct fake_kif f;
+	struct mthpd_pagemap pm;
+	struct mthpd_act a;
+	uint64_t addrs[4];
+	uint8_t res[4];
+	int kpf;
+
+	test_case = "4 PMDs in batches";
+	TEST_ASSERT_EQ(fake_kif_init(&f, BASE, 4 * MTHPD_PMD_NR, PFN_BASE), 0);
+	fake_kif_answer(&f, (int64_t)MTHPD_PMD_SIZE, true);
+	fake_kif_answer(&f, (int64_t)MTHPD_PMD_SIZE, false);
+	fake_kif_answer(&f, -EBUSY, false);
+	fake_kif_answer(&f, (int64_t)MTHPD_PMD_SIZE, true);
+	pm = (struct mthpd_pagemap){.kif = &f.kif};
+	pm.fd = f.kif.ops->open_proc(&f.kif, "42/pagemap", O_RDONLY);
+	kpf = f.kif.ops->open_proc(&f.kif, "kpageflags", O_RDONLY);
+	TEST_ASSERT(pm.fd >= 0 && kpf >= 0);
+	a = (struct mthpd_act){.kif = &f.kif, .pidfd = -1, .pagemap = &pm, .kpageflags_fd = kpf,
+			       .budget = UINT64_MAX};
+	for (unsigned int i = 0; i < 4; i++)
+		addrs[i] = BASE + i * MTHPD_PMD_SIZE;
+	mthpd_act_collapse_pmds(&a, addrs, 4, res);
+	TEST_ASSERT_EQ(f.nr_batches, 2);
+	TEST_ASSERT_EQ(f.nr_calls, 4); /* one per block the kernel looked at */
+	TEST_ASSERT_EQ(f.calls[3].addr, addrs[3]);
+	TEST_ASSERT_EQ(res[0], MTHPD_SCAN_SUCCEED);
+	TEST_ASSERT_EQ(res[1], MTHPD_RESULT_NOOP);
+	TEST_ASSERT_EQ(res[2], MTHPD_ACT_UNKNOWN);
+	TEST_ASSERT_EQ(res[3], MTHPD_SCAN_SUCCEED);
+	TEST_ASSERT_EQ(a.nr_calls, 2);
+
+	test_case = "a batch cut short by the budget";
+	a.budget = MTHPD_PMD_SIZE; /* one more PMD */
+	fake_kif_answer(&f, (int64_t)MTHPD_PMD_SIZE, true);
+	mthpd_act_collapse_pmds(&a, addrs + 2, 2, res);
+	TEST_ASSERT_EQ(f.nr_batches, 3);
+	TEST_ASSERT_EQ(f.nr_calls, 5); /* only the first of the two was asked */
+	TEST_ASSERT_EQ(res[0], MTHPD_SCAN_SUCCEED);
+	TEST_ASSERT_EQ(res[1], MTHPD_RESULT_OVER_BUDGET);
+	TEST_ASSERT_EQ(a.budget, 0);
+	(void)close(pm.fd);
+	(void)close(kpf);
+	fake_kif_done(&f);
+	test_case = NULL;
+}
+
 int main(void)
 {
 	const uint32_t pmd = 1U << MTHPD_PMD_ORDER, pmd_64k = pmd | (1U << 4);
 	struct run r = {0};
+
+	test_collapse_pmds();
 
 	test_case = "2M collapse, verified";
 	run_walk(&r, pmd, 0, pmd_ok);
