@@ -102,7 +102,8 @@ struct target_ctx {
 	const struct mthpd_policy *policy;
 	struct mthpd_counters *counters;
 	bool acting;
-	bool log_dry; /* log this pid's not-attempted decisions in this pass */
+	bool log_dry;    /* log this pid's not-attempted decisions in this pass */
+	bool logged_dry; /* and some were: the minute starts again */
 	bool alloc_failed;
 	unsigned long pending; /* collapses planned and not done (except unsupported) */
 	unsigned long failed;  /* of those, attempted and failed */
@@ -215,13 +216,17 @@ static int target_sink(void *userdata, const struct mthpd_target *t,
 			tc->failed += tc->acting && b->result != MTHPD_RESULT_OVER_BUDGET;
 		}
 		/*
-		 * Decisions that were not attempted (dry run, pressure, or a
-		 * size this kernel cannot collapse, which would repeat every
-		 * pass) are logged once a minute per pid.
+		 * Decisions that were not attempted (dry run, pressure, a size
+		 * this kernel cannot collapse, a range waiting for its retry),
+		 * which would repeat every pass, are logged once a minute per pid.
 		 */
-		if ((tc->acting && b->result != MTHPD_RESULT_UNSUPPORTED) || tc->log_dry) {
+		bool attempted = tc->acting && b->result != MTHPD_RESULT_UNSUPPORTED &&
+				 b->result != MTHPD_RESULT_BACKOFF;
+
+		if (attempted || tc->log_dry) {
 			log_decision(&ld);
 			tc->tally[tc->acting ? b->result : MTHPD_RESULT_DRY_RUN][b->order]++;
+			tc->logged_dry |= !attempted;
 		}
 	}
 
@@ -277,6 +282,7 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 	struct mthpd_pass_stats st;
 	bool pressure = d->backing_off, faults_known;
 	uint64_t budget = allowance, faults = 0;
+	size_t slot;
 	struct target_ctx tc = {
 		.d = d,
 		.proc = proc,
@@ -317,17 +323,9 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 	tc.acting = !d->opts->proc_root && !d->cfg->daemon.dry_run && !pol->dry_run && !pressure &&
 		    now_usec() >= d->no_collapse_until && *bytes_left > 0;
 
-	{
-		uint64_t now = now_usec();
-		size_t slot = (size_t)proc->pid % ARRAY_SIZE(d->dry_logged);
-
-		tc.log_dry = d->dry_logged[slot].pid != proc->pid ||
-			     now - d->dry_logged[slot].usec >= DRY_RUN_LOG_INTERVAL_USEC;
-		if (tc.log_dry) {
-			d->dry_logged[slot].pid = proc->pid;
-			d->dry_logged[slot].usec = now;
-		}
-	}
+	slot = (size_t)proc->pid % ARRAY_SIZE(d->dry_logged);
+	tc.log_dry = d->dry_logged[slot].pid != proc->pid ||
+		     now_usec() - d->dry_logged[slot].usec >= DRY_RUN_LOG_INTERVAL_USEC;
 	if (!p->open) {
 		/* Kept open from pass to pass: pagemap, pidfd, and the VMA verdicts. */
 		r = mthpd_target_open(&d->kif, proc->pid, !d->opts->proc_root, &p->t);
@@ -350,6 +348,7 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 				(pol->knobs.max_ptes_none == 0 ? MTHPD_MADV_COLLAPSE_STRICT : 0),
 		.budget_bytes = *bytes_left == UINT64_MAX ? 0 : *bytes_left,
 		.start = p->resume,
+		.now_usec = now_usec(),
 		/* no more ranges in one call than this visit's share of pages covers */
 		.batch = allowance / MTHPD_PMD_NR >= MTHPD_COLLAPSE_BATCH ? MTHPD_COLLAPSE_BATCH
 			 : allowance / MTHPD_PMD_NR > 0 ? (unsigned int)(allowance / MTHPD_PMD_NR)
@@ -358,6 +357,11 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 	/* counted before the visit: a fault during it shows next time */
 	faults_known = mthpd_target_faults(&p->t, &faults) == 0;
 	r = mthpd_target_pass(&d->kif, &p->t, &o, target_sink, &tc, &st);
+	if (tc.logged_dry) {
+		/* the minute counts from the last time some were logged */
+		d->dry_logged[slot].pid = proc->pid;
+		d->dry_logged[slot].usec = now_usec();
+	}
 	if (r == 0 && faults_known && (tc.pending == 0 || tc.pending == tc.failed)) {
 		/* Nothing to do, or only failures: quiet until it faults, or for a while. */
 		if (tc.pending == 0)

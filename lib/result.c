@@ -31,6 +31,7 @@ static const char *const names[_MTHPD_SCAN_RESULT_MAX] = {
 	[MTHPD_RESULT_ERROR] = "error",
 	[MTHPD_RESULT_OVER_BUDGET] = "over_budget",
 	[MTHPD_RESULT_DRY_RUN] = "dry_run",
+	[MTHPD_RESULT_BACKOFF] = "backoff",
 };
 
 const char *mthpd_result_name(enum mthpd_scan_result r)

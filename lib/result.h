@@ -39,6 +39,7 @@ enum mthpd_scan_result {
 	MTHPD_RESULT_ERROR,             /* any other errno */
 	MTHPD_RESULT_OVER_BUDGET,       /* the policy's bytes for this pass are spent */
 	MTHPD_RESULT_DRY_RUN,           /* planned, not attempted: dry run or memory pressure */
+	MTHPD_RESULT_BACKOFF,           /* not attempted: it failed before and nothing changed */
 	_MTHPD_SCAN_RESULT_MAX,
 };
 

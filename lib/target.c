@@ -236,6 +236,105 @@ static void count_plan(const struct mthpd_range_plan *p, bool collapsing, struct
 	}
 }
 
+uint64_t mthpd_range_sig(const uint64_t entries[MTHPD_PMD_NR])
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	/* FNV-1a over the entries: present, swap and exclusive bits and PFNs */
+	for (unsigned int i = 0; i < MTHPD_PMD_NR; i++)
+		h = (h ^ entries[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* The index of the range at @addr in the backoff table, or -1. */
+static int backoff_find(const struct mthpd_target *t, uint64_t addr)
+{
+	for (unsigned int i = 0; i < t->nr_backoff; i++)
+		if (t->backoff[i].addr == addr)
+			return (int)i;
+	return -1;
+}
+
+bool mthpd_backoff_waiting(const struct mthpd_target *t, uint64_t addr, uint64_t sig, uint64_t now)
+{
+	int i = backoff_find(t, addr);
+
+	return i >= 0 && t->backoff[i].sig == sig && now < t->backoff[i].until;
+}
+
+void mthpd_backoff_note(struct mthpd_target *t, uint64_t addr, uint64_t sig, bool lasting,
+			uint64_t now)
+{
+	int i = backoff_find(t, addr);
+	struct mthpd_backoff *b = i >= 0 ? &t->backoff[i] : NULL;
+	uint64_t wait;
+
+	if (!lasting) {
+		if (b)
+			*b = t->backoff[--t->nr_backoff];
+		return;
+	}
+	if (!b && t->nr_backoff < MTHPD_BACKOFF_MAX) {
+		b = &t->backoff[t->nr_backoff++];
+		*b = (struct mthpd_backoff){.addr = addr};
+	} else if (!b) {
+		/* full: the one that would be retried first makes room */
+		b = &t->backoff[0];
+		for (unsigned int k = 1; k < t->nr_backoff; k++)
+			if (t->backoff[k].until < b->until)
+				b = &t->backoff[k];
+		*b = (struct mthpd_backoff){.addr = addr};
+	}
+	if (b->sig != sig)
+		b->fails = 0; /* other pages than last time: start again */
+	b->sig = sig;
+	b->fails++;
+	wait = b->fails >= 8 ? MTHPD_BACKOFF_CAP_USEC : MTHPD_BACKOFF_BASE_USEC << (b->fails - 1);
+	b->until = now + (wait < MTHPD_BACKOFF_CAP_USEC ? wait : MTHPD_BACKOFF_CAP_USEC);
+}
+
+/*
+ * Whether a finished attempt on a range failed for a reason a retry would
+ * meet again: the kernel refused the VMA (EINVAL), the memcg is full or a
+ * page is not collapsible (EBUSY), pages stayed pinned or locked (EAGAIN
+ * twice), a strict refusal, or a success that did nothing.  Allocation
+ * failures are not: alloc_sleep_millisecs handles them for everyone.
+ */
+static bool plan_failed_lasting(const struct mthpd_range_plan *p)
+{
+	bool failed = false;
+
+	for (unsigned int i = 0; i < p->nr_blocks; i++) {
+		const struct mthpd_block *b = &p->blocks[i];
+
+		if (b->action != MTHPD_ACTION_COLLAPSE)
+			continue;
+		switch (b->result) {
+		case MTHPD_SCAN_SUCCEED:
+			return false; /* some of it worked: its pages changed anyway */
+		case MTHPD_SCAN_VMA_CHECK:
+		case MTHPD_SCAN_CGROUP_CHARGE_FAIL:
+		case MTHPD_SCAN_EXCEED_NONE_PTE:
+		case MTHPD_RESULT_TRY_AGAIN:
+		case MTHPD_RESULT_NOOP:
+		case MTHPD_RESULT_ERROR:
+			failed = true;
+			break;
+		default:
+			break;
+		}
+	}
+	return failed;
+}
+
+/* Marks the planned collapses of @p as waiting for their retry. */
+static void plan_mark_backoff(struct mthpd_range_plan *p)
+{
+	for (unsigned int i = 0; i < p->nr_blocks; i++)
+		if (p->blocks[i].action == MTHPD_ACTION_COLLAPSE)
+			p->blocks[i].result = MTHPD_RESULT_BACKOFF;
+}
+
 /* The plan is one 2 MiB collapse of the whole range: it can go in a batch. */
 static bool plan_is_whole_pmd(const struct mthpd_range_plan *p)
 {
@@ -247,6 +346,7 @@ static bool plan_is_whole_pmd(const struct mthpd_range_plan *p)
 struct pending {
 	struct mthpd_range_scan scan;
 	struct mthpd_range_plan plan;
+	uint64_t sig; /* mthpd_range_sig() of its entries, for the backoff */
 };
 
 /*
@@ -296,6 +396,9 @@ static int flush(struct mthpd_act *act, const struct mthpd_pass_opts *o, struct 
 			mthpd_plan_range(&b[i].scan, o->knobs, mthpd_act_collapse, act, &b[i].plan);
 		else
 			mthpd_plan_range(&b[i].scan, o->knobs, replay_collapse, &rp, &b[i].plan);
+		if (o->now_usec)
+			mthpd_backoff_note(t, b[i].scan.addr, b[i].sig, plan_failed_lasting(&b[i].plan),
+					   o->now_usec);
 		count_plan(&b[i].plan, true, st);
 		r = sink(userdata, t, &b[i].scan, &b[i].plan);
 		if (r < 0 && first == 0)
@@ -326,7 +429,8 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 		.budget = o->budget_bytes ? o->budget_bytes : UINT64_MAX,
 	};
 	bool below_pmd = o->knobs->orders & ((1U << MTHPD_PMD_ORDER) - 1);
-	uint64_t entries[MTHPD_PMD_NR];
+	uint64_t entries[MTHPD_PMD_NR], sig;
+	bool waiting;
 	size_t nvmas = 0, nverdicts = 0;
 	int r = 0;
 
@@ -413,9 +517,16 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 					goto out;
 				mthpd_plan_range(scan, o->knobs, NULL, NULL, plan);
 			}
-			if (batch && plan_is_whole_pmd(plan)) {
+			sig = 0;
+			waiting = false;
+			if (o->collapse && o->now_usec && plan_has_collapse(plan)) {
+				sig = mthpd_range_sig(entries);
+				waiting = mthpd_backoff_waiting(t, addr, sig, o->now_usec);
+			}
+			if (batch && !waiting && plan_is_whole_pmd(plan)) {
 				/* several ranges per process_madvise(): collapsed at the flush */
 				batch[nbatch].scan = *scan;
+				batch[nbatch].sig = sig;
 				batch[nbatch++].plan = *plan;
 				if (nbatch < batch_max)
 					continue;
@@ -430,8 +541,14 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 					if (r < 0)
 						goto out;
 				}
-				if (o->collapse && plan_has_collapse(plan))
+				if (waiting) {
+					plan_mark_backoff(plan); /* failed before, nothing changed */
+				} else if (o->collapse && plan_has_collapse(plan)) {
 					mthpd_plan_range(scan, o->knobs, mthpd_act_collapse, &act, plan);
+					if (o->now_usec)
+						mthpd_backoff_note(t, addr, sig, plan_failed_lasting(plan),
+								   o->now_usec);
+				}
 				count_plan(plan, o->collapse, &st);
 				r = sink(userdata, t, scan, plan);
 			}

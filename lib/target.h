@@ -17,6 +17,8 @@
 #include "plan.h"
 #include "scan.h"
 
+#define MTHPD_BACKOFF_MAX 16
+
 /* What the kernel answered for a VMA: does MADV_COLLAPSE refuse it? */
 struct mthpd_vma_verdict {
 	uint64_t start, end;
@@ -37,7 +39,35 @@ struct mthpd_target {
 	 */
 	struct mthpd_vma_verdict *verdicts;
 	size_t nr_verdicts;
+	/*
+	 * Ranges whose collapse failed for a lasting reason, not tried again
+	 * before @until (monotonic us) unless their pagemap entries changed
+	 * (@sig): at most MTHPD_BACKOFF_MAX of them, the oldest replaced.
+	 */
+	struct mthpd_backoff {
+		uint64_t addr, sig, until;
+		unsigned int fails;
+	} backoff[MTHPD_BACKOFF_MAX];
+	unsigned int nr_backoff;
 };
+/* The first retry after this, then twice as long each time, up to an hour. */
+#define MTHPD_BACKOFF_BASE_USEC (30ULL * 1000000ULL)
+#define MTHPD_BACKOFF_CAP_USEC (3600ULL * 1000000ULL)
+
+/* Pure: a signature of a range's 512 pagemap entries (what is mapped where). */
+uint64_t mthpd_range_sig(const uint64_t entries[MTHPD_PMD_NR]);
+
+/* Is the range at @addr, with entries of signature @sig, still waiting at @now? */
+bool mthpd_backoff_waiting(const struct mthpd_target *t, uint64_t addr, uint64_t sig, uint64_t now);
+
+/*
+ * After an attempt on the range at @addr: @lasting says it failed for a
+ * reason that a retry would meet again (not an allocation failure, which
+ * alloc_sleep_millisecs handles): it waits, twice as long as last time.
+ * Otherwise it is forgotten.
+ */
+void mthpd_backoff_note(struct mthpd_target *t, uint64_t addr, uint64_t sig, bool lasting,
+			uint64_t now);
 
 /*
  * Opens /proc/PID/pagemap, reads comm and status, and with @need_pidfd opens
@@ -79,6 +109,7 @@ struct mthpd_pass_opts {
 	uint64_t start;            /* first address to look at (a cursor); 0: all */
 	unsigned int batch;        /* 2M ranges per process_madvise() call, at most
 				    * MTHPD_COLLAPSE_BATCH; 0: that many */
+	uint64_t now_usec;         /* for the range backoff (monotonic); 0: no backoff */
 };
 
 struct mthpd_pass_stats {

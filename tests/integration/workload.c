@@ -23,6 +23,10 @@
  *            only their first 12 pages
  *   nohuge   all written, then MADV_NOHUGEPAGE on the range (its own VMA,
  *            which MADV_COLLAPSE refuses with EINVAL)
+ *   pinned   all written, then page 0 spliced into a pipe that is kept
+ *            open (vmsplice): its extra reference makes every collapse
+ *            fail (EAGAIN, the kernel's SCAN_PAGE_COUNT) for as long as the
+ *            process lives
  *
  * The VMA is left plain: no MADV_HUGEPAGE, so that under THP "madvise"
  * neither the fault path nor khugepaged makes huge pages of it, and no
@@ -77,12 +81,14 @@ enum pattern {
 	PAT_COWHALF,
 	PAT_MIXED16,
 	PAT_NOHUGE,
+	PAT_PINNED,
 };
 
 static const char *const pattern_names[] = {
 	[PAT_FULL] = "full",     [PAT_HALF] = "half",   [PAT_ZERO] = "zero",
 	[PAT_EMPTY] = "empty",   [PAT_SPARSE] = "sparse", [PAT_COW] = "cow",
 	[PAT_COWHALF] = "cowhalf", [PAT_MIXED16] = "mixed16", [PAT_NOHUGE] = "nohuge",
+	[PAT_PINNED] = "pinned",
 };
 
 static int parse_pattern(const char *s)
@@ -101,6 +107,7 @@ static bool pattern_writes(enum pattern p, unsigned int pg)
 	case PAT_COW:
 	case PAT_COWHALF:
 	case PAT_NOHUGE:
+	case PAT_PINNED:
 		return true;
 	case PAT_HALF:
 		return pg < RANGE_PAGES / 2;
@@ -348,6 +355,17 @@ int main(int argc, char **argv)
 				write_page(base, r, pg);
 		} else if (pats[r] != PAT_COW) {
 			fill_range(base, r, pats[r]);
+		}
+		if (pats[r] == PAT_PINNED) {
+			struct iovec iov = {.iov_base = base + (size_t)r * RANGE_SIZE,
+					    .iov_len = PAGE_SIZE};
+			int pfd[2];
+
+			/* the pipe is never closed: the page stays referenced */
+			if (pipe2(pfd, O_CLOEXEC) < 0 || vmsplice(pfd[1], &iov, 1, 0) != (ssize_t)PAGE_SIZE) {
+				perror("workload: vmsplice");
+				return 1;
+			}
 		}
 		if (pats[r] == PAT_NOHUGE &&
 		    madvise(base + (size_t)r * RANGE_SIZE, RANGE_SIZE, MADV_NOHUGEPAGE) < 0) {
