@@ -96,7 +96,7 @@ void mthpd_sched_free(struct mthpd_sched *s)
 	s->n = 0;
 }
 
-/* Visit order: by policy; within one, never visited (0) first, then oldest visit. */
+/* Visit order: by policy, cgroup; within one, never visited (0) first, then oldest visit. */
 static int cmp_turn(const void *a, const void *b)
 {
 	const struct mthpd_sched_proc *x = *(struct mthpd_sched_proc *const *)a;
@@ -104,82 +104,148 @@ static int cmp_turn(const void *a, const void *b)
 
 	if (x->policy != y->policy)
 		return x->policy < y->policy ? -1 : 1;
+	if (x->cgroup_id != y->cgroup_id)
+		return x->cgroup_id < y->cgroup_id ? -1 : 1;
 	if (x->last_visit != y->last_visit)
 		return x->last_visit < y->last_visit ? -1 : 1;
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-/* One policy's processes in this pass: order[next..end) are still to visit. */
-struct group {
+/* One cgroup's processes in this pass: order[next..end) are still to visit. */
+struct cg {
 	size_t next, end;
 };
+
+/* One policy's cgroups: cgs[first..first + n), of which @left still have some. */
+struct pol {
+	size_t first, n, left;
+};
+
+struct pass {
+	struct mthpd_sched *s;
+	struct mthpd_sched_proc **order;
+	struct cg *cgs;
+	mthpd_sched_visit_fn visit;
+	void *userdata;
+	struct mthpd_sched_stats st;
+};
+
+/*
+ * A cgroup's processes in turn with @allowance pages: until it is spent or
+ * every process was visited.  A process whose visit runs out of budget
+ * keeps its resume address and is visited first in its next turn.
+ */
+static int serve_cgroup(struct pass *ps, struct cg *c, uint64_t allowance, uint64_t *ret_spent)
+{
+	uint64_t left = allowance;
+	int r = 0;
+
+	while (left > 0 && c->next < c->end) {
+		struct mthpd_sched_proc *p = ps->order[c->next];
+		uint64_t spent = 0;
+
+		r = ps->visit(ps->userdata, p, left, &spent);
+		if (r < 0)
+			break;
+		if (spent > left)
+			spent = left;
+		p->last_visit = ++ps->s->visits;
+		ps->st.visits++;
+		left -= spent;
+		/* stopped inside it: it goes on from p->resume next time */
+		if (p->resume != 0 && spent > 0)
+			break;
+		ps->st.completed += p->resume == 0;
+		c->next++;
+	}
+	*ret_spent = allowance - left;
+	return r;
+}
+
+/*
+ * Rounds, the same at both levels: each member still holding unvisited
+ * processes gets an even share of what is left; a round ends every member
+ * either through its processes or out of its share, so what one leaves
+ * goes to the others in the next round.  Members are a policy's cgroups
+ * (serve_policy) or the policies (mthpd_sched_pass); who goes first turns
+ * every pass.
+ */
+static int serve_policy(struct pass *ps, struct pol *pl, uint64_t allowance, uint64_t *ret_spent)
+{
+	uint64_t left = allowance;
+	int r = 0;
+
+	while (left > 0 && pl->left > 0 && r == 0) {
+		uint64_t share = left / pl->left ? left / pl->left : 1;
+		size_t first = ps->s->rota % pl->n;
+
+		for (size_t k = 0; k < pl->n && left > 0 && r == 0; k++) {
+			struct cg *c = &ps->cgs[pl->first + (first + k) % pl->n];
+			uint64_t spent;
+
+			if (c->next == c->end)
+				continue;
+			r = serve_cgroup(ps, c, share < left ? share : left, &spent);
+			left -= spent;
+			if (c->next == c->end)
+				pl->left--;
+		}
+	}
+	*ret_spent = allowance - left;
+	return r;
+}
 
 int mthpd_sched_pass(struct mthpd_sched *s, uint64_t budget, mthpd_sched_visit_fn visit,
 		     void *userdata, struct mthpd_sched_stats *ret)
 {
 	_cleanup_free_ struct mthpd_sched_proc **order = calloc(s->n ? s->n : 1, sizeof(*order));
-	_cleanup_free_ struct group *groups = NULL;
-	struct mthpd_sched_stats st = {0};
-	size_t n = 0, ng = 0, left_groups;
+	_cleanup_free_ struct cg *cgs = calloc(s->n ? s->n : 1, sizeof(*cgs));
+	_cleanup_free_ struct pol *pols = calloc(s->n ? s->n : 1, sizeof(*pols));
+	struct pass ps = {.s = s, .order = order, .cgs = cgs, .visit = visit, .userdata = userdata};
+	size_t n = 0, ncg = 0, npol = 0, left_pols;
 	uint64_t left = budget;
 	int r = 0;
 
-	if (!order)
+	if (!order || !cgs || !pols)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n; i++)
 		if (s->procs[i]->policy >= 0)
 			order[n++] = s->procs[i];
 	qsort(order, n, sizeof(*order), cmp_turn);
-	groups = calloc(n ? n : 1, sizeof(*groups));
-	if (!groups)
-		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		if (i == 0 || order[i]->policy != order[i - 1]->policy)
-			groups[ng++].next = i;
-		groups[ng - 1].end = i + 1;
+		bool new_pol = i == 0 || order[i]->policy != order[i - 1]->policy;
+
+		if (new_pol)
+			pols[npol++] = (struct pol){.first = ncg};
+		if (new_pol || order[i]->cgroup_id != order[i - 1]->cgroup_id) {
+			cgs[ncg++].next = i;
+			pols[npol - 1].n++;
+			pols[npol - 1].left++;
+		}
+		cgs[ncg - 1].end = i + 1;
 	}
-	st.policies = ng;
-	left_groups = ng;
+	ps.st.policies = npol;
+	left_pols = npol;
 
-	/*
-	 * Rounds: each policy still holding unvisited processes gets an even
-	 * share of what is left; a round ends every policy either through its
-	 * processes or out of its share, so what one leaves goes to the others
-	 * in the next round.
-	 */
-	while (left > 0 && left_groups > 0 && r == 0) {
-		uint64_t share = left / left_groups ? left / left_groups : 1;
-		size_t first = ng ? s->rota % ng : 0;
+	while (left > 0 && left_pols > 0 && r == 0) {
+		uint64_t share = left / left_pols ? left / left_pols : 1;
+		size_t first = s->rota % npol;
 
-		for (size_t g = 0; g < ng && left > 0 && r == 0; g++) {
-			struct group *gr = &groups[(first + g) % ng];
-			uint64_t allowance = share < left ? share : left;
+		for (size_t k = 0; k < npol && left > 0 && r == 0; k++) {
+			struct pol *pl = &pols[(first + k) % npol];
+			uint64_t spent;
 
-			while (allowance > 0 && gr->next < gr->end) {
-				struct mthpd_sched_proc *p = order[gr->next];
-				uint64_t spent = 0;
-
-				r = visit(userdata, p, allowance, &spent);
-				if (r < 0)
-					break;
-				if (spent > allowance)
-					spent = allowance;
-				p->last_visit = ++s->visits;
-				st.visits++;
-				allowance -= spent;
-				left -= spent;
-				/* stopped inside it: it goes on from p->resume next time */
-				if (p->resume != 0 && spent > 0)
-					break;
-				st.completed += p->resume == 0;
-				if (++gr->next == gr->end)
-					left_groups--;
-			}
+			if (pl->left == 0)
+				continue;
+			r = serve_policy(&ps, pl, share < left ? share : left, &spent);
+			left -= spent;
+			if (pl->left == 0)
+				left_pols--;
 		}
 	}
 	s->rota++;
-	st.spent = budget - left;
+	ps.st.spent = budget - left;
 	if (ret)
-		*ret = st;
+		*ret = ps.st;
 	return r;
 }

@@ -7,9 +7,10 @@
  * - the processes a pass found are kept, with their open target, from one
  *   pass to the next (sorted by pid); those no longer found are closed;
  * - each pass splits pages_to_scan evenly between the policies that have
- *   processes, so one large service cannot starve the others; a policy that
- *   gets through all its processes with budget left hands the rest on;
- * - within a policy, processes never visited come first, then the one
+ *   processes, and a policy's share evenly between its cgroups, so one
+ *   large service cannot starve the others; one that gets through all its
+ *   processes with budget left hands the rest on;
+ * - within a cgroup, processes never visited come first, then the one
  *   visited longest ago; a visit that runs out of budget leaves a resume
  *   address, and the process goes on from there when its turn comes again.
  *
@@ -30,7 +31,7 @@ struct mthpd_sched_proc {
 	pid_t pid;
 	int policy;          /* index of the policy that matched it, -1: none (never visited) */
 	uint64_t match_gen;  /* the configuration generation @policy was matched under; 0: not yet */
-	uint64_t cgroup_id;  /* hash of the cgroup path it was matched in */
+	uint64_t cgroup_id;  /* hash of the cgroup path it was matched in: shares are per cgroup */
 	size_t proc;         /* its index in this pass's discovery array */
 	uint64_t resume;     /* where the next visit starts; 0: from the beginning */
 	uint64_t last_visit; /* sequence number of its latest visit; 0: never, served first */

@@ -189,6 +189,45 @@ static void test_policy_share(void)
 }
 
 /*
+ * Cgroups share a policy's part evenly: in one policy, cgroup 1 holds 10
+ * large processes and cgroup 2 one; cgroup 2's gets half of every pass.
+ * Two policies, one with two cgroups: the single-cgroup policy still gets
+ * half, the other's two cgroups a quarter each.
+ */
+static void test_cgroup_share(void)
+{
+	struct mthpd_sched s = {0};
+	pid_t pids[12];
+	struct mthpd_sched_stats st;
+
+	test_case = "cgroups share a policy's part";
+	sim_reset();
+	for (unsigned int i = 0; i < 12; i++)
+		pids[i] = (pid_t)(i + 1);
+	TEST_ASSERT_EQ(mthpd_sched_update(&s, pids, 11), 0);
+	for (unsigned int i = 0; i < 11; i++) {
+		set_policy(&s, pids[i], 0);
+		find(&s, pids[i])->cgroup_id = i < 10 ? 1 : 2;
+		sim[pids[i]].work = 100000;
+	}
+	run_pass(&s, 2000, &st);
+	TEST_ASSERT_EQ(sim[11].done, 1000);
+	run_pass(&s, 2000, &st);
+	TEST_ASSERT_EQ(sim[11].done, 2000);
+
+	test_case = "policies, then cgroups";
+	TEST_ASSERT_EQ(mthpd_sched_update(&s, pids, 12), 0);
+	set_policy(&s, 12, 1);
+	find(&s, 12)->cgroup_id = 3;
+	sim[12].work = 100000;
+	run_pass(&s, 4000, &st);
+	TEST_ASSERT_EQ(sim[12].done, 2000);
+	TEST_ASSERT_EQ(sim[11].done, 3000);
+	mthpd_sched_free(&s);
+	test_case = NULL;
+}
+
+/*
  * A process that appears while a large one of its own policy is being
  * worked on is visited in the very next pass, before the large one goes on.
  */
@@ -254,6 +293,7 @@ int main(void)
 	test_update();
 	test_no_starvation();
 	test_policy_share();
+	test_cgroup_share();
 	test_fresh_first();
 	test_round_robin();
 	return test_finish();
