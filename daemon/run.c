@@ -56,6 +56,7 @@ struct daemon {
 	uint64_t cfg_gen;          /* bumped by every reload: policies are matched again */
 	uint64_t verdicts_usec;    /* when the VMA verdicts were last forgotten */
 	size_t nr_open, max_open;  /* targets kept open (3 fds each), and the most allowed */
+	size_t window, window_period; /* past max_pids_per_pass: which of them this time */
 	int metrics_err, state_err; /* the last write's error, logged when it changes */
 	/*
 	 * When each pid last had its planned-only decisions logged: a dry run
@@ -497,19 +498,33 @@ static int refresh(struct daemon *d, unsigned long *ret_matched)
 	const struct mthpd_config *c = d->cfg;
 	int n, r;
 
-	n = d->cgroup_mount[0] ? mthpd_discover(d->cgroup_mount, may_match, d->cfg, d->procs,
-						c->daemon.max_pids_per_pass)
+	size_t stored = 0;
+
+	n = d->cgroup_mount[0] ? mthpd_discover(d->cgroup_mount, may_match, d->cfg, d->window,
+						d->window_period, d->procs,
+						c->daemon.max_pids_per_pass, &stored)
 			       : 0;
 	if (n < 0) {
 		log_errno(LOG_LVL_WARNING, n, "cannot walk the cgroups below '%s': %m, ignoring",
 			  d->cgroup_mount);
 		n = 0;
+		stored = 0;
 	}
 	if ((unsigned int)n > c->daemon.max_pids_per_pass) {
-		log_warning("%d processes, more than max_pids_per_pass=%u: the rest wait", n,
-			    c->daemon.max_pids_per_pass);
-		n = (int)c->daemon.max_pids_per_pass;
+		/*
+		 * More than can be kept: a window of them, moved on every
+		 * time, so that all of them take turns.  Said once per count.
+		 */
+		if ((size_t)n != d->window_period)
+			log_warning("%d processes, more than max_pids_per_pass=%u: they take turns, "
+				    "%u at a time", n, c->daemon.max_pids_per_pass,
+				    c->daemon.max_pids_per_pass);
+		d->window = (d->window + c->daemon.max_pids_per_pass) % (size_t)n;
+		d->window_period = (size_t)n;
+	} else {
+		d->window = d->window_period = 0;
 	}
+	n = (int)stored;
 	for (int i = 0; i < n; i++)
 		d->pids[i] = d->procs[i].pid;
 	r = mthpd_sched_update(&d->sched, d->pids, (size_t)n);

@@ -72,7 +72,8 @@ int mthpd_cgroup_unit(const char *path, char *ret, size_t size)
 
 struct walk {
 	struct mthpd_proc *procs;
-	size_t max, n, cgroups;
+	size_t max, n, stored, cgroups;
+	size_t skip, period; /* the window of pids kept when there are too many */
 	mthpd_discover_filter filter;
 	void *userdata;
 };
@@ -99,10 +100,14 @@ static int add_procs(struct walk *w, int dfd, const char *cgpath)
 		return -errno;
 	}
 	while (fscanf(f, "%ld", &pid) == 1) {
+		/* the pids from the skip-th on, wrapping around the period */
+		bool in_window = w->period <= w->max ||
+				 ((w->n % w->period) + w->period - w->skip % w->period) % w->period < w->max;
+
 		if (pid <= 0)
 			continue;
-		if (w->n < w->max) {
-			struct mthpd_proc *p = &w->procs[w->n];
+		if (in_window && w->stored < w->max) {
+			struct mthpd_proc *p = &w->procs[w->stored++];
 
 			p->pid = (pid_t)pid;
 			if (snprintf(p->cgroup, sizeof(p->cgroup), "%s", cgpath) >= (int)sizeof(p->cgroup))
@@ -159,9 +164,10 @@ static int walk_dir(struct walk *w, int dfd, char *path, size_t path_len, size_t
 }
 
 int mthpd_discover(const char *mount, mthpd_discover_filter filter, void *userdata,
-		   struct mthpd_proc *ret, size_t max)
+		   size_t skip, size_t period, struct mthpd_proc *ret, size_t max, size_t *ret_stored)
 {
-	struct walk w = {.procs = ret, .max = max, .filter = filter, .userdata = userdata};
+	struct walk w = {.procs = ret, .max = max, .skip = skip, .period = period,
+			 .filter = filter, .userdata = userdata};
 	_cleanup_close_ int root = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	char path[512] = "";
 	int r;
@@ -171,5 +177,6 @@ int mthpd_discover(const char *mount, mthpd_discover_filter filter, void *userda
 	r = walk_dir(&w, root, path, 0, sizeof(path), 0);
 	if (r < 0)
 		return r;
+	*ret_stored = w.stored;
 	return w.n > (size_t)0x7fffffff ? 0x7fffffff : (int)w.n;
 }

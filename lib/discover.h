@@ -42,12 +42,16 @@ struct mthpd_proc {
 typedef bool (*mthpd_discover_filter)(void *userdata, const char *cgroup, const char *unit);
 
 /*
- * Walks the cgroup2 tree mounted at @mount and appends every pid of every
- * cgroup @filter wants (all when NULL; cgroup.procs) to @ret, at most @max.
- * Returns the number found (more than @max if some were left out), or
- * -errno.  Cgroups that vanish during the walk are skipped.
+ * Walks the cgroup2 tree mounted at @mount and appends the pids of every
+ * cgroup @filter wants (all when NULL; cgroup.procs) to @ret, at most @max,
+ * their number in *ret_stored.  When there are more: with @period, the
+ * number found last time, the @max kept are those from the @skip-th on,
+ * wrapping around, so that a caller moving @skip on by @max each time
+ * comes round to every one of them.  Returns the number found (more than
+ * @max if some were left out), or -errno.  Cgroups that vanish during the
+ * walk are skipped.
  */
 int mthpd_discover(const char *mount, mthpd_discover_filter filter, void *userdata,
-		   struct mthpd_proc *ret, size_t max);
+		   size_t skip, size_t period, struct mthpd_proc *ret, size_t max, size_t *ret_stored);
 
 #endif

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * discover: the cgroup2 mount from mountinfo, a cgroup's unit from its
+ * path, and the walk over a synthetic cgroup tree (directories with
+ * cgroup.procs files): the filter, and the window that lets more processes
+ * than max_pids_per_pass take turns.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "discover.h"
+#include "test.h"
+#include "util.h"
+
+static void test_mountinfo(void)
+{
+	char mnt[64];
+
+	test_case = "mountinfo: hybrid host";
+	TEST_ASSERT_EQ(mthpd_mountinfo_cgroup2(
+			       "25 1 0:23 / /sys/fs/cgroup ro,nosuid - tmpfs tmpfs ro,mode=755\n"
+			       "35 25 0:30 / /sys/fs/cgroup/unified rw,nosuid,nodev shared:10 - cgroup2 "
+			       "cgroup2 rw,nsdelegate\n",
+			       mnt, sizeof(mnt)),
+		       0);
+	TEST_ASSERT_STREQ(mnt, "/sys/fs/cgroup/unified");
+	test_case = "mountinfo: no cgroup2";
+	TEST_ASSERT_EQ(mthpd_mountinfo_cgroup2("25 1 0:23 / /sys/fs/cgroup ro - tmpfs tmpfs ro\n", mnt,
+					       sizeof(mnt)),
+		       -ENOENT);
+	test_case = NULL;
+}
+
+static void test_unit(void)
+{
+	static const struct {
+		const char *path, *unit;
+	} t[] = {
+		{"/system.slice/redis-server.service", "redis-server.service"},
+		{"/system.slice/redis-server.service/worker", "redis-server.service"},
+		{"/user.slice/user-1000.slice/session-2.scope", "session-2.scope"},
+		{"/system.slice", NULL},
+		{"/", NULL},
+		{"/mthpd-test-a", NULL},
+	};
+	char unit[64];
+
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		test_case = t[i].path;
+		if (t[i].unit) {
+			TEST_ASSERT_EQ(mthpd_cgroup_unit(t[i].path, unit, sizeof(unit)), 0);
+			TEST_ASSERT_STREQ(unit, t[i].unit);
+		} else {
+			TEST_ASSERT_EQ(mthpd_cgroup_unit(t[i].path, unit, sizeof(unit)), -ENOENT);
+		}
+	}
+	test_case = NULL;
+}
+
+static char root[64];
+
+static void put(const char *rel, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	(void)snprintf(path, sizeof(path), "%s/%s", root, rel);
+	f = fopen(path, "we");
+	TEST_ASSERT(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static bool not_b(void *userdata _unused_, const char *cgroup, const char *unit _unused_)
+{
+	return strcmp(cgroup, "/b.slice") != 0;
+}
+
+/* The pids in @p[0..n), as a bitmask of 1..31. */
+static unsigned long mask(const struct mthpd_proc *p, size_t n)
+{
+	unsigned long m = 0;
+
+	for (size_t i = 0; i < n; i++)
+		m |= 1UL << p[i].pid;
+	return m;
+}
+
+static void test_walk(void)
+{
+	struct mthpd_proc procs[8];
+	size_t stored = 0;
+	char cmd[128];
+
+	test_case = "walk a synthetic tree";
+	(void)snprintf(root, sizeof(root), "/tmp/mthpd-discover-XXXXXX");
+	TEST_ASSERT(mkdtemp(root) != NULL);
+	(void)snprintf(cmd, sizeof(cmd), "%s/a.slice", root);
+	TEST_ASSERT_EQ(mkdir(cmd, 0755), 0);
+	(void)snprintf(cmd, sizeof(cmd), "%s/b.slice", root);
+	TEST_ASSERT_EQ(mkdir(cmd, 0755), 0);
+	put("cgroup.procs", "1\n2\n");
+	put("a.slice/cgroup.procs", "3\n4\n5\n6\n");
+	put("b.slice/cgroup.procs", "7\n8\n9\n10\n");
+
+	TEST_ASSERT_EQ(mthpd_discover(root, NULL, NULL, 0, 0, procs, 8, &stored), 10);
+	TEST_ASSERT_EQ(stored, 8);
+	TEST_ASSERT_EQ(mthpd_discover(root, not_b, NULL, 0, 0, procs, 8, &stored), 6);
+	TEST_ASSERT_EQ(stored, 6);
+	TEST_ASSERT_EQ(mask(procs, stored), 0x7eUL); /* 1..6: b.slice's left unread */
+	TEST_ASSERT_STREQ(procs[2].cgroup, "/a.slice");
+
+	/*
+	 * 10 processes, 4 at a time: windows from 0, 4 and 8 (wrapping) in
+	 * walk order (readdir's, so compared as sets): the first two are
+	 * disjoint, the three cover all 10, the third wraps onto the first.
+	 */
+	test_case = "more processes than the cap take turns";
+	{
+		unsigned long w[3];
+
+		for (unsigned int k = 0; k < 3; k++) {
+			TEST_ASSERT_EQ(mthpd_discover(root, NULL, NULL, 4 * k, 10, procs, 4, &stored), 10);
+			TEST_ASSERT_EQ(stored, 4);
+			w[k] = mask(procs, stored);
+			TEST_ASSERT_EQ(__builtin_popcountl(w[k]), 4);
+		}
+		TEST_ASSERT_EQ(w[0] & w[1], 0);
+		TEST_ASSERT_EQ(w[0] | w[1] | w[2], 0x7feUL); /* 1..10 */
+		TEST_ASSERT_EQ(__builtin_popcountl(w[2] & w[0]), 2);
+	}
+
+	(void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	(void)!system(cmd);
+	test_case = NULL;
+}
+
+int main(void)
+{
+	test_mountinfo();
+	test_unit();
+	test_walk();
+	return test_finish();
+}
