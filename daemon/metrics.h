@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The counters, written after each pass: in Prometheus text format for
+ * The counters, written after each pass with news (else once a second): in Prometheus text format for
  * node_exporter's textfile collector, and as a state file for `mthpd status`.
  * Both are written to a temporary file and renamed, so readers never see a
  * half-written file.

@@ -58,6 +58,7 @@ struct daemon {
 	size_t nr_open, max_open;  /* targets kept open (3 fds each), and the most allowed */
 	size_t window, window_period; /* past max_pids_per_pass: which of them this time */
 	int metrics_err, state_err; /* the last write's error, logged when it changes */
+	uint64_t written_usec;      /* when STATUS= and the files were last written */
 	/*
 	 * When each pid last had its planned-only decisions logged: a dry run
 	 * repeats the same plan every pass, and one record per block per pass
@@ -89,6 +90,8 @@ struct daemon {
  * of the cgroups a policy could match, no page is read.
  */
 #define ARRIVAL_CHECK_MSEC 1000U
+/* After a pass with nothing new, the state files and STATUS= wait this long. */
+#define FILES_INTERVAL_USEC (1000000ULL)
 /*
  * The kernel's answer whether it accepts a VMA (MADV_NOHUGEPAGE, THP
  * disabled) is kept for a VMA whose bounds stay the same; it is asked
@@ -561,6 +564,7 @@ static void pass(struct daemon *d)
 	struct mthpd_sched_stats ss = {0};
 	struct visit_ctx vc = {.d = d, .bytes_left = bytes_left};
 	char status[320];
+	bool news;
 	int n, r = 0;
 
 	if (!bytes_left)
@@ -592,6 +596,7 @@ static void pass(struct daemon *d)
 		mthpd_account_add(&d->metrics.total, &d->metrics.per_policy[i]);
 	d->metrics.passes++;
 	d->metrics.last_pass_seconds = (double)(now_usec() - start) / 1e6;
+	news = d->metrics.backing_off != d->backing_off;
 	d->metrics.backing_off = d->backing_off;
 
 	{
@@ -609,6 +614,15 @@ static void pass(struct daemon *d)
 	/* A pass with nothing to do is not news: STATUS= still shows it. */
 	log_msg(planned || collapsed ? LOG_LVL_NOTICE : LOG_LVL_DEBUG, "%s in %.3f s", status,
 		d->metrics.last_pass_seconds);
+	/*
+	 * STATUS= and the files after every pass that planned or collapsed
+	 * something, else at most once a second: at a pass every 100 ms over
+	 * settled memory they were a third of the daemon's CPU (bench/daemon).
+	 */
+	news |= planned || collapsed || d->metrics.passes == 1;
+	if (!news && now_usec() - d->written_usec < FILES_INTERVAL_USEC)
+		return;
+	d->written_usec = now_usec();
 	(void)sd_notifyf(0, "STATUS=%s", status);
 	r = metrics_write_prometheus(&d->metrics, c->daemon.metrics_file);
 	/* Said once, and again when it changes: not after every pass. */
