@@ -151,6 +151,11 @@ static int parse_args(int argc, char **argv, struct cli *c)
 				fail("--pid: '%s' is not a process id", optarg);
 				return -EINVAL;
 			}
+			for (size_t i = 0; i < c->nr_pids; i++)
+				if (c->pids[i] == c->pids[c->nr_pids]) {
+					fail("--pid %d is given twice", (int)c->pids[i]);
+					return -EINVAL;
+				}
 			c->nr_pids++;
 			break;
 		case 's':
@@ -283,7 +288,18 @@ static int run(int argc, char **argv)
 	for (; opened < c.nr_pids; opened++) {
 		pid_t pid = c.pids[opened];
 
+		/* Collapsing mthpd's own memory while it reads it proves nothing and helps nobody. */
+		if (c.collapse && !c.proc_root && pid == getpid()) {
+			fail("--pid %d is mthpd itself: it does not collapse its own memory", (int)pid);
+			status = EXIT_USAGE;
+			goto out;
+		}
 		r = mthpd_target_open(&kif, pid, c.collapse, &targets[opened]);
+		if (r == -EOPNOTSUPP) {
+			fail("process %d is a kernel thread: it has no user memory", (int)pid);
+			status = EXIT_USAGE;
+			goto out;
+		}
 		/* plan asks the kernel about VMAs with a pidfd where it can (target.c) */
 		if (r == 0 && !c.collapse && !c.proc_root) {
 			int fd = kif.ops->pidfd_open(&kif, pid);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "knobs.h"
@@ -83,34 +85,35 @@ static int parse_size_value(const char *v, uint64_t *ret)
 
 	if (*v < '0' || *v > '9')
 		return -EINVAL;
+	unsigned int shift;
+
 	errno = 0;
 	x = strtoull(v, &end, 10);
 	if (errno)
 		return -EINVAL;
 	switch (*end) {
 	case '\0':
+		shift = 0;
 		break;
 	case 'K': case 'k':
-		x <<= 10;
-		end++;
+		shift = 10;
 		break;
 	case 'M': case 'm':
-		x <<= 20;
-		end++;
+		shift = 20;
 		break;
 	case 'G': case 'g':
-		x <<= 30;
-		end++;
+		shift = 30;
 		break;
 	case 'T': case 't':
-		x <<= 40;
-		end++;
+		shift = 40;
 		break;
 	default:
 		return -EINVAL;
 	}
-	if (*end != '\0' || x > (1ULL << 50))
+	/* at most 1 PiB, checked before the shift so that nothing wraps to 0 */
+	if ((shift && end[1] != '\0') || (!shift && *end != '\0') || x > (1ULL << 50) >> shift)
 		return -EINVAL;
+	x <<= shift;
 	*ret = x;
 	return 0;
 }
@@ -199,6 +202,43 @@ static int parse_glob(const char *v, void *field, char *why, size_t n)
 	return parse_string(v, field, why, n);
 }
 
+/*
+ * The fewest characters a glob can match: '*' none, '?' and a [...] class
+ * one, anything else (a '\\'-escaped character too) one.
+ */
+static size_t glob_min_len(const char *g)
+{
+	size_t n = 0;
+
+	for (const char *p = g; *p; p++) {
+		if (*p == '*')
+			continue;
+		if (*p == '\\' && p[1]) {
+			p++;
+		} else if (*p == '[') {
+			const char *close = strchr(p + 2, ']');
+
+			if (close)
+				p = close;
+		}
+		n++;
+	}
+	return n;
+}
+
+/* comm is at most 15 characters (TASK_COMM_LEN - 1): a longer pattern never matches. */
+static int parse_comm(const char *v, void *field, char *why, size_t n)
+{
+	if (*v && glob_min_len(v) > 15) {
+		(void)snprintf(why, n,
+			       "'%s' can never match: a process's comm is at most 15 characters "
+			       "(the kernel cuts longer names)",
+			       v);
+		return -EINVAL;
+	}
+	return parse_glob(v, field, why, n);
+}
+
 static int parse_sizes(const char *v, void *field, char *why, size_t n)
 {
 	char bad[32];
@@ -225,7 +265,7 @@ static const struct key keys[] = {
 	D(state_file, parse_path),
 	M("cgroup", match_cgroup),
 	M("unit", match_unit),
-	M("comm", match_comm),
+	{"Match", "comm", T_POLICY, parse_comm, offsetof(struct mthpd_policy, match_comm)},
 	P("enabled", parse_bool, enabled),
 	P("dry_run", parse_bool, dry_run),
 	P("sizes", parse_sizes, knobs.orders),
@@ -240,7 +280,8 @@ struct parse {
 	const char *file;
 	enum target target;
 	void *base;
-	FILE *f;
+	const char *text;     /* the whole file, NUL-terminated; no NUL inside */
+	size_t pos;           /* where the reader goes on */
 	unsigned int line;
 	uint64_t seen;        /* keys[] given so far, to refuse repeats */
 	bool has_match;
@@ -265,19 +306,172 @@ _printf_(2, 3) static void fail(struct parse *p, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* inih's reader: fgets that counts lines, so the handler knows where it is. */
+/* inih's reader: the next line of the text, counted, so the handler knows where it is. */
 static char *reader(char *str, int num, void *stream)
 {
 	struct parse *p = stream;
-	char *s = fgets(str, num, p->f);
+	const char *start = p->text + p->pos, *nl;
+	size_t len;
 
-	if (s && (p->line++, strchr(s, '\n') == NULL) && !feof(p->f)) {
+	if (!*start)
+		return NULL;
+	nl = strchr(start, '\n');
+	len = nl ? (size_t)(nl - start) + 1 : strlen(start);
+	p->pos += len;
+	p->line++;
+	if (len > (size_t)num - 1) {
 		fail(p, "line longer than %d characters", num - 2);
-		/* Skip the rest of it so that it is not parsed as a new line. */
-		for (int c = 0; c != '\n' && c != EOF;)
-			c = fgetc(p->f);
+		len = (size_t)num - 1; /* the rest of it is skipped, not read as a new line */
 	}
-	return s;
+	memcpy(str, start, len);
+	str[len] = '\0';
+	return str;
+}
+
+static bool section_known(enum target t, const char *name, size_t len)
+{
+	static const char *const daemon[] = {"Daemon"}, *const policy[] = {"Match", "Policy"};
+	const char *const *names = t == T_DAEMON ? daemon : policy;
+	size_t n = t == T_DAEMON ? ARRAY_SIZE(daemon) : ARRAY_SIZE(policy);
+
+	for (size_t i = 0; i < n; i++)
+		if (strlen(names[i]) == len && memcmp(names[i], name, len) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * What inih would read differently from what a person means, line by line,
+ * before inih sees the text: text after a section header ("[Policy]
+ * enabled=no" would lose the key), a header without its ']', empty or
+ * unknown sections, "key: value" (inih takes ':' too; mthpd.conf(5) says
+ * key=value), indented lines (inih joins them to the key before), and keys
+ * before any section.  Sets the first error in @p.
+ */
+static void lint(struct parse *p)
+{
+	const char *line = p->text;
+	bool in_section = false;
+
+	for (unsigned int no = 1; *line; no++) {
+		const char *end = strchr(line, '\n'), *s = line, *close, *eq, *colon;
+
+		if (!end)
+			end = line + strlen(line);
+		p->line = no;
+		while (s < end && (*s == ' ' || *s == '\t' || *s == '\r'))
+			s++;
+		if (s == end || *s == ';' || *s == '#') {
+			line = *end ? end + 1 : end;
+			continue;
+		}
+		if (s > line) {
+			fail(p, "the line starts with a blank (inih would join it to the line before); "
+				"remove the leading blanks");
+			return;
+		}
+		if (*s == '[') {
+			const char *t;
+
+			close = memchr(s, ']', (size_t)(end - s));
+			if (!close) {
+				fail(p, "no ']' closes the section name '%.*s'", (int)(end - s), s);
+				return;
+			}
+			for (t = close + 1; t < end && (*t == ' ' || *t == '\t' || *t == '\r'); t++)
+				;
+			if (t < end && *t != ';' && *t != '#') {
+				fail(p, "text after [%.*s]: '%.*s' (one key per line, after the section)",
+				     (int)(close - s - 1), s + 1, (int)(end - t), t);
+				return;
+			}
+			if (!section_known(p->target, s + 1, (size_t)(close - s - 1))) {
+				fail(p, "unknown section [%.*s]%s", (int)(close - s - 1), s + 1,
+				     p->target == T_DAEMON ? " (mthpd.conf has [Daemon])"
+							   : " (a policy has [Match] and [Policy])");
+				return;
+			}
+			in_section = true;
+		} else {
+			eq = memchr(s, '=', (size_t)(end - s));
+			colon = memchr(s, ':', (size_t)(end - s));
+			if (colon && (!eq || colon < eq)) {
+				fail(p, "'%.*s': write key=value, not key: value", (int)(colon - s), s);
+				return;
+			}
+			if (!eq) {
+				fail(p, "not a 'key=value' or '[Section]' line");
+				return;
+			}
+			if (!in_section) {
+				fail(p, "'%.*s=' before any section", (int)(eq - s), s);
+				return;
+			}
+		}
+		line = *end ? end + 1 : end;
+	}
+}
+
+/* A configuration file is small text: more than this is a mistake. */
+#define CONFIG_MAX_BYTES (64 * 1024)
+
+/*
+ * Reads @path whole into *ret (NUL-terminated).  Only a regular file: a
+ * FIFO would block (opened O_NONBLOCK, then checked), a device like
+ * /dev/zero would never end.  Returns 0, -ENOENT, or -EINVAL with a
+ * message in @err, or -errno.
+ */
+static int read_text(const char *path, char **ret, char *err, size_t err_size)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	_cleanup_free_ char *buf = NULL;
+	struct stat st;
+	size_t len = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode)) {
+		(void)snprintf(err, err_size, "%s: not a regular file (%s)", path,
+			       S_ISDIR(st.st_mode)    ? "a directory"
+			       : S_ISFIFO(st.st_mode) ? "a FIFO"
+			       : S_ISCHR(st.st_mode)  ? "a character device"
+			       : S_ISBLK(st.st_mode)  ? "a block device"
+			       : S_ISSOCK(st.st_mode) ? "a socket"
+						      : "not a file");
+		return -EINVAL;
+	}
+	buf = malloc(CONFIG_MAX_BYTES + 2);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n = read(fd, buf + len, CONFIG_MAX_BYTES + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > CONFIG_MAX_BYTES) {
+			(void)snprintf(err, err_size, "%s: larger than %d KiB, not a configuration file",
+				       path, CONFIG_MAX_BYTES / 1024);
+			return -EINVAL;
+		}
+	}
+	buf[len] = '\0';
+	if (strlen(buf) != len) {
+		unsigned int line = 1;
+
+		for (const char *c = buf; *c; c++)
+			line += *c == '\n';
+		(void)snprintf(err, err_size, "%s:%u: a NUL byte: not a text file", path, line);
+		return -EINVAL;
+	}
+	*ret = TAKE_PTR(buf);
+	return 0;
 }
 
 static int handler(void *user, const char *section, const char *name, const char *value)
@@ -326,13 +520,20 @@ static int parse_file(const char *path, const char *shown, enum target target, v
 		.err = err,
 		.err_size = err_size,
 	};
+	_cleanup_free_ char *text = NULL;
 	int r;
 
-	p.f = fopen(path, "re");
-	if (!p.f)
-		return -errno;
+	r = read_text(path, &text, err, err_size);
+	if (r < 0)
+		return r;
+	p.text = text;
+	lint(&p);
+	if (p.r < 0) {
+		*ret_state = p;
+		return p.r;
+	}
+	p.line = 0;
 	r = ini_parse_stream(reader, &p, handler, &p);
-	(void)fclose(p.f);
 	if (p.r == 0 && r > 0) {
 		/* inih's own complaint: no '=' or ']' on that line */
 		p.line = (unsigned int)r;
@@ -433,9 +634,19 @@ int mthpd_config_load(const char *dir, const struct mthpd_knobs *defaults,
 	struct parse st;
 	int r;
 
+	struct stat dst;
+
 	err[0] = '\0';
 	if (!c)
 		return -ENOMEM;
+	/* A missing directory is a mistake (a typo, a package not installed), not "no policy". */
+	if (stat(dir, &dst) < 0 || !S_ISDIR(dst.st_mode)) {
+		(void)snprintf(err, err_size, "%s: %s", dir,
+			       stat(dir, &dst) < 0 ? "no such configuration directory"
+						   : "not a directory");
+		free(c);
+		return -EINVAL;
+	}
 	c->dir = strdup(dir);
 	c->daemon = (struct mthpd_daemon_conf){
 		.scan_sleep_millisecs = 10000,

@@ -51,8 +51,9 @@ struct mthpd_config {
 
 /*
  * Loads @dir.  @defaults gives the max_ptes_* a policy gets when it does
- * not set them (khugepaged's sysfs values).  A missing mthpd.conf means all
- * defaults; a missing policy.d means no policies.  Returns 0, or -EINVAL
+ * not set them (khugepaged's sysfs values).  @dir must exist; a missing
+ * mthpd.conf in it means all defaults, a missing policy.d no policies.
+ * Every file must be a regular file of at most 64 KiB.  Returns 0, or -EINVAL
  * with a one-line message "FILE:LINE: ..." in @err, or -errno.
  */
 int mthpd_config_load(const char *dir, const struct mthpd_knobs *defaults,

@@ -51,6 +51,9 @@ static int parse_size(const char *item, unsigned int *ret_order)
 	v = strtoull(item, &end, 10);
 	if (errno || end == item)
 		return -EINVAL;
+	/* No size here is above 2M: anything larger is refused before the multiply wraps. */
+	if (v > 2048)
+		return -EINVAL;
 	if ((end[0] == 'K' || end[0] == 'k') && end[1] == '\0')
 		v *= 1024;
 	else if ((end[0] == 'M' || end[0] == 'm') && end[1] == '\0')

@@ -38,12 +38,29 @@ int mthpd_target_open(struct mthpd_kif *kif, pid_t pid, bool need_pidfd,
 
 	if (pid <= 0)
 		return -ESRCH;
+	/*
+	 * stat first: a kernel thread (no user memory) cannot even open its
+	 * pagemap (ESRCH), and would pass for a process that is gone.
+	 * Optional: without it (a synthetic tree) the faults are unknown.
+	 */
+	r = pid_path(path, sizeof(path), pid, "stat");
+	if (r >= 0)
+		r = kif->ops->open_proc(kif, path, O_RDONLY);
+	t.stat_fd = r >= 0 ? r : -1;
+	if (t.stat_fd >= 0) {
+		char line[1024];
+		ssize_t n = pread(t.stat_fd, line, sizeof(line) - 1, 0);
+
+		if (n > 0 && (line[n] = '\0', mthpd_stat_parse_kthread(line) > 0)) {
+			r = -EOPNOTSUPP;
+			goto fail;
+		}
+	}
 	r = pid_path(path, sizeof(path), pid, "pagemap");
+	if (r >= 0)
+		r = kif->ops->open_proc(kif, path, O_RDONLY);
 	if (r < 0)
-		return r;
-	r = kif->ops->open_proc(kif, path, O_RDONLY);
-	if (r < 0)
-		return r == -ENOENT ? -ESRCH : r;
+		goto fail;
 	t.pagemap.fd = r;
 
 	r = pid_path(path, sizeof(path), pid, "comm");
@@ -59,12 +76,6 @@ int mthpd_target_open(struct mthpd_kif *kif, pid_t pid, bool need_pidfd,
 	if (r < 0 && r != -EFBIG)
 		goto fail;
 	t.thp_disabled = r >= 0 && status_thp_disabled(status);
-
-	/* Optional: without it (a synthetic tree) the faults are unknown. */
-	r = pid_path(path, sizeof(path), pid, "stat");
-	if (r >= 0)
-		r = kif->ops->open_proc(kif, path, O_RDONLY);
-	t.stat_fd = r >= 0 ? r : -1;
 
 	if (need_pidfd) {
 		r = kif->ops->pidfd_open(kif, pid);
@@ -86,16 +97,16 @@ void mthpd_target_forget_vmas(struct mthpd_target *t)
 	t->nr_verdicts = 0;
 }
 
-int mthpd_stat_parse_faults(const char *line, uint64_t *ret)
+/* Fields 3 to 12 of a /proc/PID/stat line into @v (the state letter as 0). */
+static int stat_fields(const char *line, uint64_t v[10])
 {
 	const char *p = strrchr(line, ')');
-	uint64_t v[10];
 
 	/* after ')': state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt */
 	if (!p)
 		return -EINVAL;
 	p++;
-	for (unsigned int i = 0; i < ARRAY_SIZE(v); i++) {
+	for (unsigned int i = 0; i < 10; i++) {
 		char *end;
 
 		p += strspn(p, " ");
@@ -116,8 +127,29 @@ int mthpd_stat_parse_faults(const char *line, uint64_t *ret)
 			return -EINVAL;
 		p = end;
 	}
+	return 0;
+}
+
+int mthpd_stat_parse_faults(const char *line, uint64_t *ret)
+{
+	uint64_t v[10];
+	int r = stat_fields(line, v);
+
+	if (r < 0)
+		return r;
 	*ret = v[7] + v[9];
 	return 0;
+}
+
+/* include/linux/sched.h: PF_KTHREAD, in the flags field of /proc/PID/stat */
+#define PF_KTHREAD 0x00200000ULL
+
+int mthpd_stat_parse_kthread(const char *line)
+{
+	uint64_t v[10];
+	int r = stat_fields(line, v);
+
+	return r < 0 ? r : !!(v[6] & PF_KTHREAD);
 }
 
 int mthpd_target_faults(struct mthpd_target *t, uint64_t *ret)

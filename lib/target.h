@@ -72,7 +72,8 @@ void mthpd_backoff_note(struct mthpd_target *t, uint64_t addr, uint64_t sig, boo
 /*
  * Opens /proc/PID/pagemap, reads comm and status, and with @need_pidfd opens
  * a pidfd.  Returns 0, -ESRCH for no such process, -EACCES/-EPERM when it
- * may not be read, -errno.  On failure @ret is left closed.
+ * may not be read, -EOPNOTSUPP for a kernel thread (no user memory),
+ * -errno.  On failure @ret is left closed.
  */
 int mthpd_target_open(struct mthpd_kif *kif, pid_t pid, bool need_pidfd,
 		      struct mthpd_target *ret);
@@ -84,6 +85,9 @@ int mthpd_target_open(struct mthpd_kif *kif, pid_t pid, bool need_pidfd,
  * Returns 0, or -EINVAL for a line that is not one.
  */
 int mthpd_stat_parse_faults(const char *line, uint64_t *ret);
+
+/* Pure: 1 if the /proc/PID/stat line is a kernel thread's (PF_KTHREAD), 0 if not, -EINVAL. */
+int mthpd_stat_parse_kthread(const char *line);
 
 /*
  * The page faults of the whole process so far (minflt + majflt of all its

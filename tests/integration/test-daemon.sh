@@ -115,6 +115,13 @@ in_cgroup "$A" full
 PA2=$WL_PID BA2=$WL_BASE NA2=$WL_NR FDA2=$WL_FD
 wait_kb "$PA2" "$BA2" "$NA2" 2048 || check_fail "after the failed reload, a new process in A was not collapsed: the old policy was lost"
 rm "$CONF/policy.d/60-broken.conf"
+# A FIFO among the policies would block the reload forever: refused at once.
+mkfifo "$CONF/policy.d/61-fifo.conf"
+kill -HUP "$DAEMON"
+for ((i = 0; i < 50; i++)); do grep -q "61-fifo.conf: not a regular file (a FIFO)" "$TMP/first.log" && break; sleep 0.1; done
+grep -q "61-fifo.conf: not a regular file (a FIFO)" "$TMP/first.log" ||
+	check_fail "a reload with a FIFO in policy.d: no error logged within 5 s (did it hang?)"
+rm "$CONF/policy.d/61-fifo.conf"
 stop_daemon
 sed 's/^/   notify: /' "$TMP/first.notify"
 # READY, STATUS, WATCHDOG, RELOADING, READY again, STOPPING, in this order.

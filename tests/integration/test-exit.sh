@@ -1,6 +1,9 @@
 #!/bin/bash
 # Errors are reported per target and by exit status, never by a crash:
 # - bad usage and unknown pids exit 2 with a message and collapse nothing;
+# - so do a kernel thread, a pid given twice, mthpd's own pid, a missing
+#   configuration directory, a policy whose key hides after its header and
+#   a FIFO among the policies (which must not hang);
 # - a target killed while `mthpd collapse` works on it makes mthpd finish
 #   the other targets and exit 1, with one line on stderr naming the pid.
 . "$(dirname "$0")/lib.sh"
@@ -59,6 +62,46 @@ usage unknown-command -- frobnicate --pid "$LIVE"
 usage no-command --
 usage no-pid -- collapse --json
 usage pid-not-a-number -- collapse --pid abc
+# issue 10: each with a one-line error naming the real problem
+usage kernel-thread one-line -- plan --pid 2
+grep -q "process 2 is a kernel thread" "$TMP/err" || check_fail "kernel-thread: $(cat "$TMP/err")"
+usage pid-twice one-line -- collapse --pid "$LIVE" --pid "$LIVE"
+grep -q -- "--pid $LIVE is given twice" "$TMP/err" || check_fail "pid-twice: $(cat "$TMP/err")"
+usage size-that-would-wrap -- collapse --pid "$LIVE" --sizes 17592186044418M
+"$MTHPD" check-config --config-dir /nonexistent/mthpd >"$TMP/out" 2>"$TMP/err"
+rc=$?
+echo "== missing config dir: exit $rc: $(cat "$TMP/err")"
+[ "$rc" = 2 ] && grep -q "no such configuration directory" "$TMP/err" ||
+	check_fail "check-config of a missing directory: exit $rc, $(cat "$TMP/err" "$TMP/out")"
+sh -c 'exec "$0" collapse --pid $$' "$MTHPD" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+echo "== own pid: exit $rc: $(cat "$TMP/err")"
+[ "$rc" = 2 ] && grep -q "is mthpd itself" "$TMP/err" || check_fail "collapse of mthpd's own pid: exit $rc"
+
+# A policy meant as an opt-out, written on one line, must not become an
+# opt-in: check-config and run refuse it, and nothing is collapsed.
+BADCONF=$TMP/badconf
+mkdir -p "$BADCONF/policy.d"
+printf '[Match]
+comm=workload
+[Policy] enabled=no
+' >"$BADCONF/policy.d/10-off.conf"
+"$MTHPD" check-config --config-dir "$BADCONF" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+echo "== '[Policy] enabled=no' on one line: exit $rc: $(cat "$TMP/err")"
+[ "$rc" = 2 ] && grep -q "10-off.conf:3: text after \[Policy\]: 'enabled=no'" "$TMP/err" ||
+	check_fail "check-config accepted '[Policy] enabled=no' (exit $rc)"
+timeout 10 "$MTHPD" run --config-dir "$BADCONF" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ "$rc" = 2 ] || check_fail "run started with '[Policy] enabled=no' (exit $rc): $(tail -2 "$TMP/err")"
+# A FIFO among the policies: refused at once, not waited on.
+rm "$BADCONF/policy.d/10-off.conf"
+mkfifo "$BADCONF/policy.d/20-fifo.conf"
+timeout 10 "$MTHPD" check-config --config-dir "$BADCONF" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+echo "== a FIFO in policy.d: exit $rc: $(cat "$TMP/err")"
+[ "$rc" = 2 ] && grep -q "20-fifo.conf: not a regular file (a FIFO)" "$TMP/err" ||
+	check_fail "check-config with a FIFO in policy.d: exit $rc (124: it hung)"
 
 # A live pid with a dead one: refused as a whole, the live one untouched.
 "$MTHPD" collapse --pid "$LIVE" --pid "$DEAD" --json --max-ptes-none 0 >"$TMP/out" 2>"$TMP/err"

@@ -67,7 +67,7 @@ static const struct {
 	{"unknown key", "mthpd.conf", "[Daemon]\nscan_sleep_millisecs=100\nfrobnicate=1\n",
 	 "mthpd.conf:3: unknown key 'frobnicate' in [Daemon]"},
 	{"unknown section", "mthpd.conf", "[Deamon]\nscan_sleep_millisecs=100\n",
-	 "mthpd.conf:2: unknown section [Deamon] (mthpd.conf has [Daemon])"},
+	 "mthpd.conf:1: unknown section [Deamon] (mthpd.conf has [Daemon])"},
 	{"bad millis", "mthpd.conf", "[Daemon]\nscan_sleep_millisecs=soon\n",
 	 "mthpd.conf:2: scan_sleep_millisecs=: 'soon' is not a number of milliseconds from 10 to 86400000"},
 	{"bad bool", "mthpd.conf", "[Daemon]\n\n; a comment\ndry_run=maybe\n",
@@ -87,14 +87,104 @@ static const struct {
 	{"bad budget", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Policy]\nmax_bytes_per_pass=lots\n",
 	 "policy.d/10-a.conf:4: max_bytes_per_pass=: 'lots' is not a size (bytes, or with K, M, G, T; 0 for none)"},
 	{"daemon key in a policy", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Daemon]\ndry_run=yes\n",
-	 "policy.d/10-a.conf:4: unknown section [Daemon] (a policy has [Match] and [Policy])"},
+	 "policy.d/10-a.conf:3: unknown section [Daemon] (a policy has [Match] and [Policy])"},
 	{"empty glob", "policy.d/10-a.conf", "[Match]\ncomm=\n",
 	 "policy.d/10-a.conf:2: comm=: empty pattern (leave the key out to match anything)"},
 	{"no match", "policy.d/10-a.conf", "[Policy]\nsizes=2M\n",
 	 "policy.d/10-a.conf: no [Match] key: say which processes it is for with cgroup=, unit= or comm="},
 	{"unknown policy key", "policy.d/20-b.conf", "[Match]\ncomm=b\n[Policy]\nmax_ptes_nome=0\n",
 	 "policy.d/20-b.conf:4: unknown key 'max_ptes_nome' in [Policy]"},
+	/* issue 10: what inih read differently from what was meant */
+	{"a key after a header, on its line", "policy.d/10-a.conf",
+	 "[Match]\ncomm=a\n[Policy] enabled=no\n",
+	 "policy.d/10-a.conf:3: text after [Policy]: 'enabled=no' (one key per line, after the section)"},
+	{"empty section name", "mthpd.conf", "[]\n",
+	 "mthpd.conf:1: unknown section [] (mthpd.conf has [Daemon])"},
+	{"misspelt section without keys", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Polcy]\n",
+	 "policy.d/10-a.conf:3: unknown section [Polcy] (a policy has [Match] and [Policy])"},
+	{"[Daemon] without keys in a policy", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Daemon]\n",
+	 "policy.d/10-a.conf:3: unknown section [Daemon] (a policy has [Match] and [Policy])"},
+	{"no closing bracket", "policy.d/10-a.conf", "[Match\ncomm=a\n",
+	 "policy.d/10-a.conf:1: no ']' closes the section name '[Match'"},
+	{"continuation line", "policy.d/10-a.conf", "[Match]\ncomm=a\n  b\n",
+	 "policy.d/10-a.conf:3: the line starts with a blank (inih would join it to the line before); "
+	 "remove the leading blanks"},
+	{"key: value", "policy.d/10-a.conf", "[Match]\ncomm: x\n",
+	 "policy.d/10-a.conf:2: 'comm': write key=value, not key: value"},
+	{"a key before any section", "policy.d/10-a.conf", "comm=a\n[Match]\nunit=a.service\n",
+	 "policy.d/10-a.conf:1: 'comm=' before any section"},
+	{"a size that would wrap to 0", "policy.d/10-a.conf",
+	 "[Match]\ncomm=a\n[Policy]\nmax_bytes_per_pass=17179869184T\n",
+	 "policy.d/10-a.conf:4: max_bytes_per_pass=: '17179869184T' is not a size (bytes, or with K, M, G, T; 0 for none)"},
+	{"sizes= that would wrap to 2M", "policy.d/10-a.conf",
+	 "[Match]\ncomm=a\n[Policy]\nsizes=17592186044418M\n",
+	 "policy.d/10-a.conf:4: sizes=: '17592186044418M' is not a size from 16K to 2M (16K, 32K, ..., 1M, 2M)"},
+	{"comm that can never match", "policy.d/10-a.conf", "[Match]\ncomm=a-very-long-process-name\n",
+	 "policy.d/10-a.conf:2: comm=: 'a-very-long-process-name' can never match: a process's comm is "
+	 "at most 15 characters (the kernel cuts longer names)"},
 };
+
+/* Writes @len bytes of @text as @name (NULs allowed). */
+static void put_bytes(const char *name, const char *text, size_t len)
+{
+	char path[256];
+	FILE *f;
+
+	(void)snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "we");
+	TEST_ASSERT(f != NULL);
+	if (!f)
+		return;
+	TEST_ASSERT_EQ(fwrite(text, 1, len, f), len);
+	fclose(f);
+}
+
+/*
+ * Files that are no text, or no file: each is refused with its reason,
+ * without blocking (a FIFO) or reading forever (/dev/zero).
+ */
+static void test_not_text(void)
+{
+	char path[256];
+	char *big;
+
+	fresh_dir();
+	put_bytes("policy.d/10-a.conf", "[Match]\ncomm=a\0b\n", 16);
+	expect_error("a NUL byte", "policy.d/10-a.conf:2: a NUL byte: not a text file");
+
+	fresh_dir();
+	(void)snprintf(path, sizeof(path), "%s/policy.d/10-a.conf", dir);
+	TEST_ASSERT_EQ(mkdir(path, 0700), 0);
+	expect_error("a directory named x.conf", "policy.d/10-a.conf: not a regular file (a directory)");
+
+	fresh_dir();
+	(void)snprintf(path, sizeof(path), "%s/policy.d/10-a.conf", dir);
+	TEST_ASSERT_EQ(mkfifo(path, 0600), 0);
+	expect_error("a FIFO", "policy.d/10-a.conf: not a regular file (a FIFO)");
+
+	fresh_dir();
+	(void)snprintf(path, sizeof(path), "%s/policy.d/10-a.conf", dir);
+	TEST_ASSERT_EQ(symlink("/dev/zero", path), 0);
+	expect_error("a symlink to /dev/zero", "policy.d/10-a.conf: not a regular file (a character device)");
+
+	fresh_dir();
+	(void)snprintf(path, sizeof(path), "%s/mthpd.conf", dir);
+	TEST_ASSERT_EQ(mkdir(path, 0700), 0);
+	expect_error("mthpd.conf is a directory", "mthpd.conf: not a regular file (a directory)");
+
+	fresh_dir();
+	big = malloc(70000);
+	TEST_ASSERT(big != NULL);
+	if (big) {
+		memset(big, ';', 70000);
+		for (size_t i = 63; i < 70000; i += 64)
+			big[i] = '\n';
+		put_bytes("policy.d/10-a.conf", big, 70000);
+		free(big);
+	}
+	expect_error("70000 bytes", "policy.d/10-a.conf: larger than 64 KiB, not a configuration file");
+	test_case = NULL;
+}
 
 int main(void)
 {
@@ -176,8 +266,28 @@ int main(void)
 		(void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 		(void)!system(cmd);
 	}
-	test_case = "a missing directory: defaults";
-	TEST_ASSERT_EQ(mthpd_config_load("/nonexistent/mthpd", &defaults, &c, err, sizeof(err)), 0);
+	test_case = "a missing directory is an error";
+	TEST_ASSERT_EQ(mthpd_config_load("/nonexistent/mthpd", &defaults, &c, err, sizeof(err)), -EINVAL);
+	TEST_ASSERT(c == NULL);
+	TEST_ASSERT_STREQ(err, "/nonexistent/mthpd: no such configuration directory");
+	test_case = "a file as the directory";
+	fresh_dir();
+	put("mthpd.conf", "[Daemon]\n");
+	{
+		char file[128], want[192];
+
+		(void)snprintf(file, sizeof(file), "%s/mthpd.conf", dir);
+		(void)snprintf(want, sizeof(want), "%s: not a directory", file);
+		TEST_ASSERT_EQ(mthpd_config_load(file, &defaults, &c, err, sizeof(err)), -EINVAL);
+		TEST_ASSERT_STREQ(err, want);
+	}
 	c = mthpd_config_free(c);
+	test_not_text();
+	{
+		char cmd[128];
+
+		(void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		(void)!system(cmd);
+	}
 	return test_finish();
 }
