@@ -5,6 +5,7 @@
 #   make check           unit, fixture and integration tests (root parts skip with 77)
 #   make asan            the same tests under ASan+UBSan, in build-asan/
 #   make check-vm        unit and integration tests inside Debian's (or VM_KERNEL=) kernel, QEMU
+#   make fuzz            libFuzzer on each tests/fuzz harness (clang; FUZZ_SECONDS, FUZZ_RUNS)
 #   make bench           scan cost against the raw pagemap floor (root)
 #   make demo            a demo workload, its plan, its collapse (root)
 #   make install         DESTDIR PREFIX SBINDIR SYSCONFDIR UNITDIR MANDIR DOCDIR (mk/install.mk)
@@ -45,8 +46,11 @@ CONTRIB_SRC := $(sort $(wildcard contrib/*.c))
 CONTRIB_BIN := $(CONTRIB_SRC:contrib/%.c=$(O)/contrib/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz-*.c))
+FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/%.c=%)
+FUZZ_BIN := $(FUZZ_NAMES:%=$(O)/tests/fuzz/%)
 
-.PHONY: all check check-config check-service check-systemd-vm check-vm check-unit check-fixtures check-integration asan bench demo install clean deps
+.PHONY: all check check-config check-service check-systemd-vm check-vm check-unit check-fixtures check-integration check-fuzz fuzz asan bench demo install clean deps
 all: $(O)/mthpd $(O)/libmthpd.a $(CONTRIB_BIN) $(INTEG_BIN) $(BENCH_BIN)
 
 $(O)/%.o: %.c
@@ -75,13 +79,23 @@ $(O)/contrib/%: $(O)/contrib/%.o $(O)/libmthpd.a
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIB_LIBS)
 
+# A fuzz harness with the ordinary compiler: standalone.c runs given inputs.
+$(O)/tests/fuzz/%: $(O)/tests/fuzz/%.o $(O)/tests/fuzz/standalone.o $(O)/libmthpd.a
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIB_LIBS)
+
 $(O)/bench/%: $(O)/bench/%.o $(O)/libmthpd.a
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIB_LIBS)
 
 # Each test is a program or script that exits 0 (pass), 77 (skip) or
 # anything else (fail); tests/run-tests prints one line per test.
-check: check-unit check-fixtures check-config check-service check-integration
+check: check-unit check-fixtures check-fuzz check-config check-service check-integration
+
+# Every seed and regression input of tests/fuzz/corpus/ through its harness,
+# built without libFuzzer: the inputs that once found a bug stay fixed.
+check-fuzz: $(FUZZ_BIN)
+	@O=$(O) TEST_WRAPPER="$(TEST_WRAPPER)" tests/run-tests fuzz $(FUZZ_BIN)
 
 # The shipped configuration and policy examples must load.
 check-config: $(O)/mthpd
@@ -108,6 +122,13 @@ VM_KERNEL ?=
 check-vm: all $(UNIT_BIN)
 	tests/vm/run $(VM_KERNEL)
 
+# libFuzzer (clang) on each harness for FUZZ_SECONDS, or FUZZ_RUNS executions
+# each; new inputs go to build-fuzz/corpus/NAME, crashes to build-fuzz/.
+FUZZ_SECONDS ?= 60
+FUZZ_RUNS ?=
+fuzz:
+	tests/fuzz/run "$(FUZZ_SECONDS)" "$(FUZZ_RUNS)"
+
 asan:
 	$(MAKE) O=build-asan SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" check
 
@@ -118,7 +139,7 @@ demo: $(O)/mthpd $(O)/tests/integration/workload
 	contrib/demo $(O)
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 include mk/install.mk
 

@@ -510,7 +510,8 @@ static int handler(void *user, const char *section, const char *name, const char
 	return 1; /* go on: the first error is kept, and inih's own errors still count */
 }
 
-static int parse_file(const char *path, const char *shown, enum target target, void *base,
+/* Parses @text (NUL-terminated, no NUL inside) of the file shown as @shown. */
+static int parse_text(const char *text, const char *shown, enum target target, void *base,
 		      struct parse *ret_state, char *err, size_t err_size)
 {
 	struct parse p = {
@@ -519,14 +520,10 @@ static int parse_file(const char *path, const char *shown, enum target target, v
 		.base = base,
 		.err = err,
 		.err_size = err_size,
+		.text = text,
 	};
-	_cleanup_free_ char *text = NULL;
 	int r;
 
-	r = read_text(path, &text, err, err_size);
-	if (r < 0)
-		return r;
-	p.text = text;
 	lint(&p);
 	if (p.r < 0) {
 		*ret_state = p;
@@ -541,6 +538,18 @@ static int parse_file(const char *path, const char *shown, enum target target, v
 	}
 	*ret_state = p;
 	return p.r;
+}
+
+static int parse_file(const char *path, const char *shown, enum target target, void *base,
+		      struct parse *ret_state, char *err, size_t err_size)
+{
+	_cleanup_free_ char *text = NULL;
+	int r;
+
+	r = read_text(path, &text, err, err_size);
+	if (r < 0)
+		return r;
+	return parse_text(text, shown, target, base, ret_state, err, err_size);
 }
 
 static void policy_done(struct mthpd_policy *pol)
@@ -722,6 +731,47 @@ fail:
 		free(names[i]);
 	free(names);
 	mthpd_config_free(c);
+	return r;
+}
+
+int mthpd_config_check_text(const char *buf, size_t len, bool policy,
+			    const struct mthpd_knobs *defaults, char *err, size_t err_size)
+{
+	_cleanup_free_ char *text = NULL;
+	struct parse st;
+	int r;
+
+	err[0] = '\0';
+	if (len > CONFIG_MAX_BYTES) {
+		(void)snprintf(err, err_size, "<text>: larger than %d KiB", CONFIG_MAX_BYTES / 1024);
+		return -EINVAL;
+	}
+	text = malloc(len + 1);
+	if (!text)
+		return -ENOMEM;
+	memcpy(text, buf, len);
+	text[len] = '\0';
+	if (strlen(text) != len) {
+		(void)snprintf(err, err_size, "<text>: a NUL byte");
+		return -EINVAL;
+	}
+	if (policy) {
+		struct mthpd_policy pol = {.enabled = true, .knobs = *defaults};
+
+		pol.knobs.orders = 1U << MTHPD_PMD_ORDER;
+		r = parse_text(text, "<text>", T_POLICY, &pol, &st, err, err_size);
+		if (r == 0 && !st.has_match) {
+			(void)snprintf(err, err_size, "<text>: no [Match] key");
+			r = -EINVAL;
+		}
+		policy_done(&pol);
+	} else {
+		struct mthpd_daemon_conf d = {0};
+
+		r = parse_text(text, "<text>", T_DAEMON, &d, &st, err, err_size);
+		free(d.metrics_file);
+		free(d.state_file);
+	}
 	return r;
 }
 

@@ -63,6 +63,16 @@ int mthpd_config_load(const char *dir, const struct mthpd_knobs *defaults,
 struct mthpd_config *mthpd_config_free(struct mthpd_config *c);
 
 /*
+ * Checks one file's text, @len bytes of @buf (NULs allowed: they are an
+ * error), as a policy file or as mthpd.conf, with the same rules and
+ * messages as mthpd_config_load() (the file shown as "<text>").  For tests
+ * and fuzzers: no file is read.  Returns 0, -EINVAL with the message in
+ * @err, or -ENOMEM.
+ */
+int mthpd_config_check_text(const char *buf, size_t len, bool policy,
+			    const struct mthpd_knobs *defaults, char *err, size_t err_size);
+
+/*
  * Could a process of this cgroup (@unit: its unit, "" for none) get an
  * enabled policy, whatever its comm?  False when no enabled policy's cgroup=
  * and unit= keys match: discovery then leaves its processes unread.

@@ -123,6 +123,13 @@ done
 echo "workload memory: ok x3"
 
 echo "== 2. a new process while a large one is worked on"
+# The small workloads of parts 2 and 3 start now, outside any managed
+# cgroup: starting one takes seconds under TCG, longer than the large one
+# has left; moving it into a cgroup is instant.
+wl_start full full
+PS=$WL_PID BS=$WL_BASE FS=$WL_FD
+wl_start full full full full
+PB=$WL_PID BB=$WL_BASE FB=$WL_FD
 # shellcheck disable=SC2046
 in_cgroup "$A" $(full 256)
 PL=$WL_PID BL=$WL_BASE FL=$WL_FD
@@ -132,9 +139,6 @@ while [ $(($(passes) - p0)) -lt 3 ]; do sleep 0.05; done
 kb=$(anon_huge_kb "$PL" "$BL" 256)
 echo "large workload: $kb kB huge after 3 passes"
 [ "$kb" -lt $((256 * 2048)) ] || die "the large workload is already done: the test proves nothing"
-wl_start full full
-PS=$WL_PID BS=$WL_BASE FS=$WL_FD
-# the count just before the move: starting the workload may take passes (TCG)
 from=$(passes)
 echo "$PS" >"$A/cgroup.procs" || die "cannot move $PS into $A"
 wait_huge "new small process" "$PS" "$BS" 2 2 "$from"
@@ -142,12 +146,10 @@ v=$(wl_verify "$PS" "$FS")
 [ "$v" = ok ] || check_fail "the small workload's memory: $v"
 
 echo "== 3. another policy's process while the large one is still worked on"
-wl_start full full full full
-PB=$WL_PID BB=$WL_BASE FB=$WL_FD
-from=$(passes)
-echo "$PB" >"$B/cgroup.procs" || die "cannot move $PB into $B"
 kb=$(anon_huge_kb "$PL" "$BL" 256)
 [ "$kb" -lt $((256 * 2048)) ] || die "the large workload is already done: part 3 proves nothing"
+from=$(passes)
+echo "$PB" >"$B/cgroup.procs" || die "cannot move $PB into $B"
 wait_huge "other policy" "$PB" "$BB" 4 2 "$from"
 v=$(wl_verify "$PB" "$FB")
 [ "$v" = ok ] || check_fail "the other policy's workload memory: $v"
