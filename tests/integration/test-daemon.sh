@@ -121,6 +121,8 @@ kill -HUP "$DAEMON"
 for ((i = 0; i < 50; i++)); do grep -q "61-fifo.conf: not a regular file (a FIFO)" "$TMP/first.log" && break; sleep 0.1; done
 grep -q "61-fifo.conf: not a regular file (a FIFO)" "$TMP/first.log" ||
 	check_fail "a reload with a FIFO in policy.d: no error logged within 5 s (did it hang?)"
+[ "$(grep -c "keeping the configuration in use" "$TMP/first.log")" = 2 ] ||
+	check_fail "the reload with a FIFO did not keep the configuration in use"
 rm "$CONF/policy.d/61-fifo.conf"
 stop_daemon
 sed 's/^/   notify: /' "$TMP/first.notify"
