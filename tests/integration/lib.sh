@@ -24,11 +24,16 @@ TIMEOUT=30
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/mthpd-integ.XXXXXX")
 WL_PIDS=()
 RESTORE=() # pairs: sysfs path, original value
+DAEMON=""  # a `mthpd run` the test started, killed on exit
+CGROUPS=() # child cgroups the test made (child_cgroups), removed on exit
 FAILS=0
 
-# Restore sysfs first: it is global state that outlives this test.
+# The daemon first, so that it touches nothing more; then sysfs: it is
+# global state that outlives this test; then the workloads, and the
+# cgroups they were in once they are gone.
 cleanup() {
 	local i pid
+	[ -n "$DAEMON" ] && kill -KILL "$DAEMON" 2>/dev/null
 	for ((i = ${#RESTORE[@]} - 2; i >= 0; i -= 2)); do
 		if ! echo "${RESTORE[i + 1]}" >"${RESTORE[i]}" 2>/dev/null; then
 			echo "WARNING: could not restore ${RESTORE[i]} to ${RESTORE[i + 1]}" >&2
@@ -42,6 +47,10 @@ cleanup() {
 		wait "$pid" 2>/dev/null
 	done
 	WL_PIDS=()
+	[ ${#CGROUPS[@]} -gt 0 ] && sleep 0.2 # the kernel frees a cgroup of exited tasks lazily
+	for ((i = 0; i < ${#CGROUPS[@]}; i++)); do
+		rmdir "${CGROUPS[i]}" 2>/dev/null
+	done
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -129,6 +138,30 @@ wl_start() {
 	fi
 }
 
+# child_cgroups NAME...: the cgroup2 hierarchy in CG, and one child cgroup
+# mthpd-NAME-$$ below it per NAME, removed on exit; skips the test where
+# there is no cgroup2 or it cannot make them.  The paths are in CGROUPS.
+child_cgroups() {
+	local n
+	CG=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+	[ -n "$CG" ] || skip "no cgroup2 hierarchy mounted${SKIP_NOTE:-}"
+	for n in "$@"; do
+		mkdir "$CG/mthpd-$n-$$" || skip "cannot create a child cgroup below $CG${SKIP_NOTE:-}"
+		CGROUPS+=("$CG/mthpd-$n-$$")
+	done
+}
+
+# state KEY: a value of the daemon's state file $TMP/status (0 before it exists).
+state() {
+	local k v
+	if [ -e "$TMP/status" ]; then
+		while read -r k v; do
+			[ "$k" = "$1" ] && { echo "$v"; return; }
+		done <"$TMP/status"
+	fi
+	echo 0
+}
+
 # in_cgroup DIR PATTERN...: a workload moved into DIR; sets WL_PID etc.
 in_cgroup() {
 	local dir=$1
@@ -169,29 +202,25 @@ vmstat() {
 }
 
 # anon_huge_kb PID BASE NR: AnonHugePages summed over the VMAs that overlap
-# [BASE, BASE + NR ranges), from /proc/PID/smaps.
+# [BASE, BASE + NR ranges), from /proc/PID/smaps.  In awk: under ASan a
+# process has thousands of VMAs, and a shell loop over them took seconds.
 anon_huge_kb() {
-	local pid=$1 lo=$(($2)) hi=$(($2 + $3 * RANGE_SIZE)) in=0 total=0 line s e k v
-	while read -r line; do
-		case $line in
-		[0-9a-f]*-[0-9a-f]*\ *)
-			s=${line%%-*}
-			e=${line#*-}
-			e=${e%% *}
-			in=0
-			if [ $((16#$s)) -lt "$hi" ] && [ $((16#$e)) -gt "$lo" ]; then
-				in=1
-			fi
-			;;
-		AnonHugePages:*)
-			if [ "$in" = 1 ]; then
-				read -r k v _ <<<"$line"
-				total=$((total + v))
-			fi
-			;;
-		esac
-	done <"/proc/$pid/smaps"
-	echo "$total"
+	awk -v lo="$(($2))" -v hi="$(($2 + $3 * RANGE_SIZE))" '
+		function hex(s,   i, v, c) {
+			v = 0
+			for (i = 1; i <= length(s); i++) {
+				c = index("0123456789abcdef", substr(s, i, 1)) - 1
+				v = v * 16 + c
+			}
+			return v
+		}
+		/^[0-9a-f]+-[0-9a-f]+ / {
+			split($1, a, "-")
+			inside = hex(a[1]) < hi + 0 && hex(a[2]) > lo + 0
+			next
+		}
+		/^AnonHugePages:/ && inside { total += $2 }
+		END { print total + 0 }' "/proc/$1/smaps"
 }
 
 # thp_set FILE VALUE: writes a file below $THP, saving the original for

@@ -10,20 +10,8 @@
 . "$(dirname "$0")/lib.sh"
 require_all
 
-CG=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
-[ -n "$CG" ] || skip "no cgroup2 hierarchy mounted"
-A=$CG/mthpd-backoff-$$
-mkdir "$A" || skip "cannot create a child cgroup below $CG"
-DAEMON=""
-# shellcheck disable=SC2317 # called by the EXIT trap
-stop_all() {
-	[ -n "$DAEMON" ] && kill -KILL "$DAEMON" 2>/dev/null
-	for pid in "${WL_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
-	sleep 0.2
-	rmdir "$A" 2>/dev/null
-	cleanup
-}
-trap stop_all EXIT
+child_cgroups backoff
+A=${CGROUPS[0]}
 
 CONF=$TMP/conf
 mkdir -p "$CONF/policy.d"
@@ -42,7 +30,7 @@ for ((i = 0; i < 100; i++)); do
 done
 [ "$(anon_huge_kb "$P" "$B" 2)" = 2048 ] || check_fail "the full range was not collapsed: $(anon_huge_kb "$P" "$B" 2) kB"
 sleep 5
-passes=$(awk '$1 == "passes" { print $2 }' "$TMP/status")
+passes=$(state passes)
 tries=$(grep -c "pid $P .*2M at $PINNED: try_again" "$TMP/run.log")
 echo "pinned range $PINNED: $tries attempt(s) in $passes passes"
 grep "pid $P .*2M at $PINNED" "$TMP/run.log" | sed 's/^/   log: /' | head -5

@@ -10,21 +10,8 @@ require_all
 
 PEER=$O/tests/integration/notify-peer
 [ -x "$PEER" ] || die "$PEER not built (run make)"
-CG=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
-[ -n "$CG" ] || skip "no cgroup2 hierarchy mounted"
-A=$CG/mthpd-test-a-$$
-B=$CG/mthpd-test-b-$$
-C=$CG/mthpd-test-c-$$
-mkdir "$A" "$B" "$C" || skip "cannot create child cgroups below $CG"
-DAEMON=""
-stop_all() {
-	[ -n "$DAEMON" ] && kill -KILL "$DAEMON" 2>/dev/null
-	for pid in "${WL_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
-	sleep 0.2
-	rmdir "$A" "$B" "$C" 2>/dev/null
-	cleanup
-}
-trap stop_all EXIT
+child_cgroups test-a test-b test-c
+A=${CGROUPS[0]} B=${CGROUPS[1]} C=${CGROUPS[2]}
 
 CONF=$TMP/conf
 mkdir -p "$CONF/policy.d"

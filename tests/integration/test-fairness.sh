@@ -16,21 +16,8 @@
 . "$(dirname "$0")/lib.sh"
 require_all
 
-CG=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
-[ -n "$CG" ] || skip "no cgroup2 hierarchy mounted"
-A=$CG/mthpd-fair-a-$$
-B=$CG/mthpd-fair-b-$$
-mkdir "$A" "$B" || skip "cannot create child cgroups below $CG"
-DAEMON=""
-# shellcheck disable=SC2317 # called by the EXIT trap
-stop_all() {
-	[ -n "$DAEMON" ] && kill -KILL "$DAEMON" 2>/dev/null
-	for pid in "${WL_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
-	sleep 0.2
-	rmdir "$A" "$B" 2>/dev/null
-	cleanup
-}
-trap stop_all EXIT
+child_cgroups fair-a fair-b
+A=${CGROUPS[0]} B=${CGROUPS[1]}
 
 CONF=$TMP/conf
 mkdir -p "$CONF/policy.d"
@@ -47,14 +34,7 @@ done
 "$MTHPD" check-config --config-dir "$CONF" >"$TMP/check.out" || die "check-config: $(cat "$TMP/check.out")"
 
 # passes: the daemon's pass count from its state file (0 before the first).
-passes() {
-	local k v
-	[ -e "$TMP/status" ] || { echo 0; return; }
-	while read -r k v; do
-		[ "$k" = passes ] && { echo "$v"; return; }
-	done <"$TMP/status"
-	echo 0
-}
+passes() { state passes; }
 
 # collapse_pass PID NR: the pass in which the daemon's NR-th successful
 # collapse for PID was logged (its debug records come before the pass's

@@ -150,20 +150,8 @@ else
 fi
 
 # --- 3. mthpd run
-CG=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
-[ -n "$CG" ] || skip "no cgroup2 hierarchy mounted (parts 1 and 2 passed)"
-A=$CG/mthpd-seccomp-$$
-mkdir "$A" || skip "cannot create a child cgroup below $CG (parts 1 and 2 passed)"
-DAEMON=""
-# shellcheck disable=SC2317 # called by the EXIT trap
-stop_all() {
-	[ -n "$DAEMON" ] && kill -KILL "$DAEMON" 2>/dev/null
-	for pid in "${WL_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
-	sleep 0.2
-	rmdir "$A" 2>/dev/null
-	cleanup
-}
-trap stop_all EXIT
+SKIP_NOTE=" (parts 1 and 2 passed)" child_cgroups seccomp
+A=${CGROUPS[0]}
 
 CONF=$TMP/conf
 mkdir -p "$CONF/policy.d"
