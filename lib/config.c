@@ -328,14 +328,12 @@ static char *reader(char *str, int num, void *stream)
 	return str;
 }
 
+/* A section of this kind of file: one that keys[] has keys in. */
 static bool section_known(enum target t, const char *name, size_t len)
 {
-	static const char *const daemon[] = {"Daemon"}, *const policy[] = {"Match", "Policy"};
-	const char *const *names = t == T_DAEMON ? daemon : policy;
-	size_t n = t == T_DAEMON ? ARRAY_SIZE(daemon) : ARRAY_SIZE(policy);
-
-	for (size_t i = 0; i < n; i++)
-		if (strlen(names[i]) == len && memcmp(names[i], name, len) == 0)
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		if (keys[i].target == t && strlen(keys[i].section) == len &&
+		    memcmp(keys[i].section, name, len) == 0)
 			return true;
 	return false;
 }
@@ -477,7 +475,6 @@ static int read_text(const char *path, char **ret, char *err, size_t err_size)
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct parse *p = user;
-	bool section_known = false;
 	char why[256];
 
 	if (!name) /* a section header alone (inih with INI_CALL_HANDLER_ON_NEW_SECTION) */
@@ -485,10 +482,8 @@ static int handler(void *user, const char *section, const char *name, const char
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
 		const struct key *k = &keys[i];
 
-		if (k->target != p->target || strcmp(k->section, section) != 0)
-			continue;
-		section_known = true;
-		if (strcmp(k->name, name) != 0)
+		if (k->target != p->target || strcmp(k->section, section) != 0 ||
+		    strcmp(k->name, name) != 0)
 			continue;
 		if (p->seen & (1ULL << i)) {
 			fail(p, "%s= given twice in [%s]", name, section);
@@ -501,12 +496,8 @@ static int handler(void *user, const char *section, const char *name, const char
 			p->has_match = true;
 		return 1;
 	}
-	if (!section_known)
-		fail(p, "unknown section [%s]%s", section,
-		     p->target == T_DAEMON ? " (mthpd.conf has [Daemon])"
-					   : " (a policy has [Match] and [Policy])");
-	else
-		fail(p, "unknown key '%s' in [%s]", name, section);
+	/* lint() has refused unknown sections already: this is a known one */
+	fail(p, "unknown key '%s' in [%s]", name, section);
 	return 1; /* go on: the first error is kept, and inih's own errors still count */
 }
 
