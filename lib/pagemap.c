@@ -106,9 +106,8 @@ static int scan_populated(struct mthpd_pagemap *pm, uint64_t start, uint64_t end
 	if (last && last->addr + MTHPD_PMD_SIZE > pm->scanned_to) {
 		last->hi = MTHPD_PMD_NR;
 		last->huge = MTHPD_HUGE_NO;
-	}
-	if (last && last->addr + MTHPD_PMD_SIZE > pm->scanned_to)
 		pm->scanned_to = last->addr + MTHPD_PMD_SIZE;
+	}
 	return 0;
 }
 
