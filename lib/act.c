@@ -12,13 +12,16 @@ enum mthpd_scan_result mthpd_act_errno_result(int err)
 	case ENOMEM: /* SCAN_ALLOC_HUGE_PAGE_FAIL (or an unmapped hole) */
 		return MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL;
 	case EBUSY: /* SCAN_CGROUP_CHARGE_FAIL, SCAN_EXCEED_NONE_PTE; below PMD
-		     * also a swap entry or a shared page (contrib/kernel) */
+		     * also a swap entry, a shared page or part of a larger folio
+		     * (contrib/kernel) */
 		return MTHPD_SCAN_CGROUP_CHARGE_FAIL;
 	case ENODATA: /* PMADV_COLLAPSE_STRICT: an empty or zero page in the block */
 		return MTHPD_SCAN_EXCEED_NONE_PTE;
 	case EOPNOTSUPP: /* the size was disabled in sysfs since the probe */
 		return MTHPD_RESULT_UNSUPPORTED;
-	case EAGAIN: /* SCAN_PAGE_COUNT/LOCK/LRU, DEL_PAGE_LRU: temporary */
+	case EAGAIN: /* SCAN_PAGE_COUNT/LOCK/LRU, DEL_PAGE_LRU: temporary; with
+		      * contrib/kernel also a PMD under migration, or a block that
+		      * changed between the kernel's scan and its collapse */
 		return MTHPD_RESULT_TRY_AGAIN;
 	case EINVAL: /* everything "intrinsic to the range", VMA checks first */
 		return MTHPD_SCAN_VMA_CHECK;

@@ -163,7 +163,9 @@ sleep 1.2
 got=$("$INSPECT" "$PC" "$BC" "$NC" | cut -d' ' -f2-)
 [ "$got" = "present=448 zero=0 swap=0 pmd=0 folios=order0x448" ] ||
 	check_fail "64K disabled, yet C's range changed: $got"
-grep -q "pid $PC .*64K.*unsupported" "$TMP/sub.log" || check_fail "no 'unsupported' decision for $PC with 64K disabled"
+# One record per process, pass and result: "pid N 'comm' cgroup: unsupported: 64K x28".
+grep -q "pid $PC .*: unsupported: 64K x[0-9]" "$TMP/sub.log" ||
+	check_fail "no 'unsupported' record for $PC with 64K disabled: $(grep "pid $PC " "$TMP/sub.log" | head -3)"
 thp_set hugepages-64kB/enabled madvise
 kill -HUP "$DAEMON"
 for ((i = 0; i < 100; i++)); do

@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * collapse-order: what a process_madvise(MADV_COLLAPSE, PMADV_COLLAPSE_ORDER)
+ * costs per block, with all the blocks in one call against one call per
+ * block.  It needs a kernel carrying contrib/kernel (it skips, exit 77,
+ * elsewhere); tests/vm boots one: MTHPD_VM_EXTRA=build/bench/collapse-order
+ * (contrib/kernel/README.md has the figures).
+ *
+ * For 16 KiB and 64 KiB blocks: 1024 blocks (the most one call takes,
+ * IOV_MAX) in one anonymous VMA, every page written, then collapsed
+ *   batched   one call with 1024 iovecs
+ *   single    1024 calls with one iovec each
+ * Both are measured in alternation, on fresh memory each round, and the
+ * median of --rounds is printed in microseconds per block.  The floor is
+ * writing the same memory again (a page fault per page, the memory the
+ * collapse then copies), measured in the same rounds.  Each collapse is
+ * checked: the call must answer all its bytes and collapse_alloc must grow
+ * by 1024, or the bench stops with an error.
+ *
+ * The kernel's per-call work (lru_add_drain_all(), which queues work on
+ * every CPU, and the collapse_control allocation) is paid once by
+ * "batched" and 1024 times by "single".  Timings are printed, never judged.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+#define PMADV_COLLAPSE_ORDER 0x1
+
+#define NR_BLOCKS 1024
+#define MAX_ROUNDS 64
+#define PMD_SIZE (2UL << 20)
+
+static const char thp[] = "/sys/kernel/mm/transparent_hugepage";
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -1;
+	if (!fgets(buf, (int)len, f)) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static int write_line(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "we");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fputs(val, f) < 0 ? -1 : 0;
+	if (fclose(f))
+		ret = -1;
+	return ret;
+}
+
+static unsigned long collapse_alloc(size_t block)
+{
+	char path[256], buf[64];
+
+	snprintf(path, sizeof(path), "%s/hugepages-%zukB/stats/collapse_alloc", thp, block >> 10);
+	if (read_line(path, buf, sizeof(buf)))
+		return 0;
+	return strtoul(buf, NULL, 10);
+}
+
+/* The setting between [] of an "always [madvise] never" file. */
+static int current_setting(const char *path, char *out, size_t len)
+{
+	char buf[128], *l, *r;
+
+	if (read_line(path, buf, sizeof(buf)))
+		return -1;
+	l = strchr(buf, '[');
+	r = l ? strchr(l, ']') : NULL;
+	if (!l || !r)
+		return -1;
+	*r = '\0';
+	snprintf(out, len, "%s", l + 1);
+	return 0;
+}
+
+static ssize_t pmadv(int pidfd, struct iovec *iov, size_t n)
+{
+	return syscall(SYS_process_madvise, pidfd, iov, n, MADV_COLLAPSE, PMADV_COLLAPSE_ORDER);
+}
+
+/* Fresh memory for NR_BLOCKS blocks, PMD aligned, every page written. */
+static char *layout(size_t block, void **map, size_t *maplen)
+{
+	size_t len = NR_BLOCKS * block;
+	char *mem;
+
+	*maplen = len + PMD_SIZE;
+	*map = mmap(NULL, *maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (*map == MAP_FAILED)
+		return NULL;
+	mem = (char *)(((uintptr_t)*map + PMD_SIZE - 1) & ~(PMD_SIZE - 1));
+	for (size_t i = 0; i < len; i += 4096)
+		mem[i] = (char)(i >> 12);
+	return mem;
+}
+
+/* One round: the floor (writing the memory) and one collapse mode, in us per block. */
+static int round_one(int pidfd, size_t block, int batched, double *floor_us, double *us)
+{
+	struct iovec iov[NR_BLOCKS];
+	unsigned long before = collapse_alloc(block);
+	size_t maplen;
+	void *map;
+	double t0, t1;
+	char *mem;
+
+	t0 = now_us();
+	mem = layout(block, &map, &maplen);
+	t1 = now_us();
+	if (!mem) {
+		fprintf(stderr, "collapse-order: mmap: %s\n", strerror(errno));
+		return -1;
+	}
+	*floor_us = (t1 - t0) / NR_BLOCKS;
+	for (size_t i = 0; i < NR_BLOCKS; i++) {
+		iov[i].iov_base = mem + i * block;
+		iov[i].iov_len = block;
+	}
+	t0 = now_us();
+	if (batched) {
+		ssize_t n = pmadv(pidfd, iov, NR_BLOCKS);
+
+		if (n != (ssize_t)(NR_BLOCKS * block)) {
+			fprintf(stderr, "collapse-order: %zuK batched: returned %zd (%s)\n", block >> 10, n,
+				n < 0 ? strerror(errno) : "short");
+			return -1;
+		}
+	} else {
+		for (size_t i = 0; i < NR_BLOCKS; i++) {
+			ssize_t n = pmadv(pidfd, &iov[i], 1);
+
+			if (n != (ssize_t)block) {
+				fprintf(stderr, "collapse-order: %zuK block %zu: returned %zd (%s)\n",
+					block >> 10, i, n, n < 0 ? strerror(errno) : "short");
+				return -1;
+			}
+		}
+	}
+	t1 = now_us();
+	*us = (t1 - t0) / NR_BLOCKS;
+	if (collapse_alloc(block) - before != NR_BLOCKS) {
+		fprintf(stderr, "collapse-order: %zuK: collapse_alloc grew by %lu, not %d\n", block >> 10,
+			collapse_alloc(block) - before, NR_BLOCKS);
+		return -1;
+	}
+	munmap(map, maplen);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const size_t blocks[] = { 16 << 10, 64 << 10 };
+	char top[32], old[2][32], path[256];
+	int rounds = argc > 1 ? atoi(argv[1]) : 15;
+	int pidfd, ret = 0;
+
+	if (rounds < 1 || rounds > MAX_ROUNDS) {
+		fprintf(stderr, "usage: collapse-order [ROUNDS 1..%d]\n", MAX_ROUNDS);
+		return 2;
+	}
+	pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (pidfd < 0) {
+		fprintf(stderr, "collapse-order: pidfd_open: %s\n", strerror(errno));
+		return 77;
+	}
+	snprintf(path, sizeof(path), "%s/enabled", thp);
+	if (current_setting(path, top, sizeof(top))) {
+		fprintf(stderr, "collapse-order: no THP here; skipped\n");
+		return 77;
+	}
+	/* Faults map small pages: top level and both sizes "madvise", no MADV_HUGEPAGE. */
+	for (size_t s = 0; s < 2; s++) {
+		snprintf(path, sizeof(path), "%s/hugepages-%zukB/enabled", thp, blocks[s] >> 10);
+		if (current_setting(path, old[s], sizeof(old[s]))) {
+			fprintf(stderr, "collapse-order: no %s (mTHP sizes needed); skipped\n", path);
+			return 77;
+		}
+	}
+	for (size_t s = 0; s < 2 && ret == 0; s++) {
+		snprintf(path, sizeof(path), "%s/hugepages-%zukB/enabled", thp, blocks[s] >> 10);
+		if (write_line(path, "madvise")) {
+			fprintf(stderr, "collapse-order: cannot write %s (root needed); skipped\n", path);
+			ret = 77;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/enabled", thp);
+	if (ret == 0 && write_line(path, "madvise"))
+		ret = 77;
+	if (ret == 0) {
+		struct iovec iov;
+		size_t maplen;
+		void *map;
+		char *mem = layout(16 << 10, &map, &maplen);
+
+		iov.iov_base = mem;
+		iov.iov_len = 16 << 10;
+		if (mem && pmadv(pidfd, &iov, 1) < 0 && errno == EINVAL) {
+			fprintf(stderr, "collapse-order: this kernel lacks PMADV_COLLAPSE_ORDER; skipped\n");
+			ret = 77;
+		}
+		if (mem)
+			munmap(map, maplen);
+	}
+	if (ret == 0) {
+		printf("collapse-order: %d blocks per round, %d rounds, median us per block\n", NR_BLOCKS, rounds);
+		printf("%-6s %10s %10s %10s %14s\n", "block", "floor", "batched", "single", "single/batched");
+	}
+	for (size_t s = 0; ret == 0 && s < 2; s++) {
+		double fl[2 * MAX_ROUNDS], b[MAX_ROUNDS], one[MAX_ROUNDS];
+
+		for (int r = 0; r < rounds && ret == 0; r++) {
+			if (round_one(pidfd, blocks[s], r % 2 == 0, &fl[2 * r], r % 2 == 0 ? &b[r] : &one[r]) ||
+			    round_one(pidfd, blocks[s], r % 2 != 0, &fl[2 * r + 1], r % 2 != 0 ? &b[r] : &one[r]))
+				ret = 1;
+		}
+		if (ret == 0) {
+			double mb = median(b, rounds), mo = median(one, rounds);
+
+			printf("%-6s %10.1f %10.1f %10.1f %13.2fx\n", blocks[s] == 16 << 10 ? "16K" : "64K",
+			       median(fl, 2 * rounds), mb, mo, mo / mb);
+		}
+	}
+	for (size_t s = 0; s < 2; s++) {
+		snprintf(path, sizeof(path), "%s/hugepages-%zukB/enabled", thp, blocks[s] >> 10);
+		write_line(path, old[s]);
+	}
+	snprintf(path, sizeof(path), "%s/enabled", thp);
+	write_line(path, top);
+	return ret;
+}
