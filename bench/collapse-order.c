@@ -11,24 +11,38 @@
  *   batched   one call with 1024 iovecs
  *   single    1024 calls with one iovec each
  * Both are measured in alternation, on fresh memory each round, and the
- * median of --rounds is printed in microseconds per block.  The floor is
- * writing the same memory again (a page fault per page, the memory the
- * collapse then copies), measured in the same rounds.  Each collapse is
- * checked: the call must answer all its bytes and collapse_alloc must grow
- * by 1024, or the bench stops with an error.
+ * median of ROUNDS (argument, default 15) is printed in microseconds per
+ * block.  Then both are measured again on the blocks just collapsed
+ * ("settled"): the kernel finds each block mapped by its folio and does
+ * nothing, so what is left is the work per call and per block, without the
+ * copy.  The floor is writing the same memory (a page fault per page, the
+ * memory the collapse then copies), measured in the same rounds.  Each
+ * call is checked: it must answer all its bytes, collapse_alloc must grow
+ * by 1024 for a collapse and by nothing for settled blocks, or the bench
+ * stops with an error.
+ *
+ * Each is measured twice: "idle", nothing else running, and "busy", with a
+ * child on every other CPU faulting pages in and out, so that those CPUs'
+ * LRU batches are never empty (see start_busy()).
  *
  * The kernel's per-call work (lru_add_drain_all(), which queues work on
- * every CPU, and the collapse_control allocation) is paid once by
- * "batched" and 1024 times by "single".  Timings are printed, never judged.
+ * every CPU whose LRU batches hold pages and waits for it, and the
+ * collapse_control allocation) is paid once by "batched" and 1024 times
+ * by "single"; on a kernel that does it per block, by both.  Timings are
+ * printed, never judged.
  */
 #include <errno.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +53,7 @@
 
 #define NR_BLOCKS 1024
 #define MAX_ROUNDS 64
+#define MAX_CPUS 64
 #define PMD_SIZE (2UL << 20)
 
 static const char thp[] = "/sys/kernel/mm/transparent_hugepage";
@@ -139,8 +154,43 @@ static char *layout(size_t block, void **map, size_t *maplen)
 	return mem;
 }
 
-/* One round: the floor (writing the memory) and one collapse mode, in us per block. */
-static int round_one(int pidfd, size_t block, int batched, double *floor_us, double *us)
+/* Collapses the NR_BLOCKS blocks at @iov, all in one call or one per call; us per block. */
+static int collapse_all(int pidfd, struct iovec *iov, size_t block, int batched, const char *what,
+			double *us)
+{
+	double t0 = now_us();
+
+	if (batched) {
+		ssize_t n = pmadv(pidfd, iov, NR_BLOCKS);
+
+		if (n != (ssize_t)(NR_BLOCKS * block)) {
+			fprintf(stderr, "collapse-order: %zuK %s batched: returned %zd (%s)\n", block >> 10,
+				what, n, n < 0 ? strerror(errno) : "short");
+			return -1;
+		}
+	} else {
+		for (size_t i = 0; i < NR_BLOCKS; i++) {
+			ssize_t n = pmadv(pidfd, &iov[i], 1);
+
+			if (n != (ssize_t)block) {
+				fprintf(stderr, "collapse-order: %zuK %s block %zu: returned %zd (%s)\n",
+					block >> 10, what, i, n, n < 0 ? strerror(errno) : "short");
+				return -1;
+			}
+		}
+	}
+	*us = (now_us() - t0) / NR_BLOCKS;
+	return 0;
+}
+
+/*
+ * One round on fresh memory: the floor (writing it), the collapse in one
+ * mode, then both modes again on the blocks now collapsed ("settled": the
+ * kernel finds each block mapped by its folio and returns, so only the
+ * per-call and per-block work is left).  All in us per block.
+ */
+static int round_one(int pidfd, size_t block, int batched, double *floor_us, double *us,
+		     double *settled_batched, double *settled_single)
 {
 	struct iovec iov[NR_BLOCKS];
 	unsigned long before = collapse_alloc(block);
@@ -161,41 +211,110 @@ static int round_one(int pidfd, size_t block, int batched, double *floor_us, dou
 		iov[i].iov_base = mem + i * block;
 		iov[i].iov_len = block;
 	}
-	t0 = now_us();
-	if (batched) {
-		ssize_t n = pmadv(pidfd, iov, NR_BLOCKS);
-
-		if (n != (ssize_t)(NR_BLOCKS * block)) {
-			fprintf(stderr, "collapse-order: %zuK batched: returned %zd (%s)\n", block >> 10, n,
-				n < 0 ? strerror(errno) : "short");
-			return -1;
-		}
-	} else {
-		for (size_t i = 0; i < NR_BLOCKS; i++) {
-			ssize_t n = pmadv(pidfd, &iov[i], 1);
-
-			if (n != (ssize_t)block) {
-				fprintf(stderr, "collapse-order: %zuK block %zu: returned %zd (%s)\n",
-					block >> 10, i, n, n < 0 ? strerror(errno) : "short");
-				return -1;
-			}
-		}
-	}
-	t1 = now_us();
-	*us = (t1 - t0) / NR_BLOCKS;
+	if (collapse_all(pidfd, iov, block, batched, "collapse", us))
+		return -1;
 	if (collapse_alloc(block) - before != NR_BLOCKS) {
 		fprintf(stderr, "collapse-order: %zuK: collapse_alloc grew by %lu, not %d\n", block >> 10,
 			collapse_alloc(block) - before, NR_BLOCKS);
+		return -1;
+	}
+	if (collapse_all(pidfd, iov, block, 1, "settled", settled_batched) ||
+	    collapse_all(pidfd, iov, block, 0, "settled", settled_single))
+		return -1;
+	if (collapse_alloc(block) - before != NR_BLOCKS) {
+		fprintf(stderr, "collapse-order: %zuK: settled blocks were collapsed again\n", block >> 10);
 		return -1;
 	}
 	munmap(map, maplen);
 	return 0;
 }
 
+/* The rows of one condition: for each block size, ROUNDS rounds of both modes. */
+static int measure(int pidfd, int rounds, const char *cond)
+{
+	static const size_t blocks[] = { 16 << 10, 64 << 10 };
+
+	for (size_t s = 0; s < 2; s++) {
+		double fl[2 * MAX_ROUNDS], b[MAX_ROUNDS], one[MAX_ROUNDS];
+		double sb[2 * MAX_ROUNDS], so[2 * MAX_ROUNDS];
+		char label[32];
+
+		/* each round: one fresh layout collapsed batched, one single */
+		for (int r = 0; r < rounds; r++) {
+			int first = r % 2 == 0;
+
+			if (round_one(pidfd, blocks[s], first, &fl[2 * r], first ? &b[r] : &one[r], &sb[2 * r],
+				      &so[2 * r]) ||
+			    round_one(pidfd, blocks[s], !first, &fl[2 * r + 1], first ? &one[r] : &b[r],
+				      &sb[2 * r + 1], &so[2 * r + 1]))
+				return 1;
+		}
+		double mb = median(b, rounds), mo = median(one, rounds);
+		double msb = median(sb, 2 * rounds), mso = median(so, 2 * rounds);
+
+		snprintf(label, sizeof(label), "%s %s", blocks[s] == 16 << 10 ? "16K" : "64K", cond);
+		printf("%-11s %8.1f %8.1f %8.1f %5.2fx %8.1f %8.1f %5.2fx\n", label, median(fl, 2 * rounds), mb,
+		       mo, mo / mb, msb, mso, mso / msb);
+		fflush(stdout);
+	}
+	return 0;
+}
+
+/*
+ * "busy": on every other CPU a child that keeps faulting fresh pages in and
+ * unmapping them, so that its CPU's LRU batch always holds pages and
+ * lru_add_drain_all() must queue work there and wait for it, as on a
+ * machine that runs services.  The bench itself stays on CPU 0.
+ */
+static int start_busy(pid_t *busy)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+	int n = 0;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return 0;
+	for (long c = 1; c < ncpu && n < MAX_CPUS; c++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			break;
+		if (pid == 0) {
+			(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+			CPU_ZERO(&set);
+			CPU_SET((size_t)c, &set);
+			(void)sched_setaffinity(0, sizeof(set), &set);
+			for (;;) {
+				char *p = mmap(NULL, 64 * 4096, PROT_READ | PROT_WRITE,
+					       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+				if (p == MAP_FAILED)
+					_exit(1);
+				for (size_t i = 0; i < 64 * 4096; i += 4096)
+					p[i] = 1;
+				munmap(p, 64 * 4096);
+			}
+		}
+		busy[n++] = pid;
+	}
+	return n;
+}
+
+static void stop_busy(const pid_t *busy, int n)
+{
+	for (int i = 0; i < n; i++) {
+		kill(busy[i], SIGKILL);
+		waitpid(busy[i], NULL, 0);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const size_t blocks[] = { 16 << 10, 64 << 10 };
 	char top[32], old[2][32], path[256];
+
 	int rounds = argc > 1 ? atoi(argv[1]) : 15;
 	int pidfd, ret = 0;
 
@@ -248,22 +367,20 @@ int main(int argc, char **argv)
 	}
 	if (ret == 0) {
 		printf("collapse-order: %d blocks per round, %d rounds, median us per block\n", NR_BLOCKS, rounds);
-		printf("%-6s %10s %10s %10s %14s\n", "block", "floor", "batched", "single", "single/batched");
+		printf("%-11s %8s %18s %18s\n", "", "", "collapse", "settled");
+		printf("%-11s %8s %8s %8s %6s %8s %8s %6s\n", "block", "floor", "batched", "single", "ratio",
+		       "batched", "single", "ratio");
+		ret = measure(pidfd, rounds, "idle");
 	}
-	for (size_t s = 0; ret == 0 && s < 2; s++) {
-		double fl[2 * MAX_ROUNDS], b[MAX_ROUNDS], one[MAX_ROUNDS];
+	if (ret == 0) {
+		pid_t busy[MAX_CPUS];
+		int nbusy = start_busy(busy);
 
-		for (int r = 0; r < rounds && ret == 0; r++) {
-			if (round_one(pidfd, blocks[s], r % 2 == 0, &fl[2 * r], r % 2 == 0 ? &b[r] : &one[r]) ||
-			    round_one(pidfd, blocks[s], r % 2 != 0, &fl[2 * r + 1], r % 2 != 0 ? &b[r] : &one[r]))
-				ret = 1;
-		}
-		if (ret == 0) {
-			double mb = median(b, rounds), mo = median(one, rounds);
-
-			printf("%-6s %10.1f %10.1f %10.1f %13.2fx\n", blocks[s] == 16 << 10 ? "16K" : "64K",
-			       median(fl, 2 * rounds), mb, mo, mo / mb);
-		}
+		if (nbusy > 0)
+			ret = measure(pidfd, rounds, "busy");
+		else
+			printf("busy: not measured (one CPU)\n");
+		stop_busy(busy, nbusy);
 	}
 	for (size_t s = 0; s < 2; s++) {
 		snprintf(path, sizeof(path), "%s/hugepages-%zukB/enabled", thp, blocks[s] >> 10);
