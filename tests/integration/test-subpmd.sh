@@ -135,6 +135,10 @@ patched:*)
 	block_expect "4M, above PMD size" 0 0 $((2 * RANGE_SIZE)) $ORDER EINVAL
 	block_expect "strict without order" 2 0 $K64 $STRICT EINVAL
 	# Strict refusals: a block with 4 untouched pages, a block of zero pages.
+	# A refusal that was asked for moves no statistic, not even
+	# collapse_exceed_none_pte (checked after the probe, below).
+	NONE=$THP/hugepages-64kB/stats/collapse_exceed_none_pte
+	n0=$(cat "$NONE")
 	block_expect "strict, 12 of 16 pages written" 1 1 $K64 $((ORDER | STRICT)) ENODATA
 	if [ "$ZERO_FULL" = 0 ]; then
 		block_expect "strict, zero pages" 3 0 $K64 $((ORDER | STRICT)) ENODATA
@@ -152,6 +156,8 @@ patched:*)
 	esac
 	[ "$(cat "$STAT")" = "$a0" ] && echo "ok: the probe left $STAT as it was" ||
 		check_fail "the probe changed $STAT from $a0 to $(cat "$STAT")"
+	[ "$(cat "$NONE")" = "$n0" ] && echo "ok: the strict refusals and the probe left $NONE as it was" ||
+		check_fail "the strict refusals and the probe changed $NONE from $n0 to $(cat "$NONE")"
 
 	# mthpd itself, max_ptes_none 0: strict mode, only the full blocks.
 	collapse_64k enabled succeeded
