@@ -113,7 +113,8 @@ void mthpd_act_collapse_pmds(struct mthpd_act *a, const uint64_t *addrs, size_t 
 			return;
 		}
 		a->nr_calls++;
-		bytes = a->kif->ops->collapse_batch(a->kif, a->pidfd, addrs + i, k, MTHPD_PMD_SIZE);
+		bytes = a->kif->ops->collapse_batch(a->kif, a->pidfd, addrs + i, k, MTHPD_PMD_SIZE,
+						    a->pmd_flags);
 		if (bytes == -ESRCH)
 			a->exited = true;
 		size_t done = bytes > 0 ? (size_t)bytes / MTHPD_PMD_SIZE : 0;
@@ -131,7 +132,7 @@ enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_ran
 	struct mthpd_act *a = userdata;
 	const uint64_t addr = scan->addr + offset * MTHPD_PAGE_SIZE;
 	const uint64_t len = MTHPD_PAGE_SIZE << order;
-	unsigned int flags = 0;
+	unsigned int flags = a->pmd_flags;
 	int64_t n;
 
 	if (a->exited)

@@ -33,6 +33,13 @@ struct mthpd_act {
 	int kpageflags_fd;
 	uint32_t subpmd_orders; /* orders below PMD the kernel collapses (contrib patch, enabled) */
 	unsigned int subpmd_flags;
+	/*
+	 * Flags of PMD-order calls: 0 on a stock kernel; with the contrib
+	 * patch the same as subpmd_flags, so that a batch of 2M ranges drains
+	 * the kernel's LRU caches once per call rather than once per range,
+	 * and a strict policy cannot add memory by racing a fault.
+	 */
+	unsigned int pmd_flags;
 	bool exited;            /* the target went away: stop calling */
 	uint64_t budget;        /* bytes it may still collapse; UINT64_MAX: no limit */
 	unsigned int nr_calls;

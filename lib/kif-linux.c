@@ -46,7 +46,7 @@ static int64_t linux_collapse(struct mthpd_kif *kif _unused_, int pidfd, uint64_
 }
 
 static int64_t linux_collapse_batch(struct mthpd_kif *kif _unused_, int pidfd, const uint64_t *addrs,
-				    size_t n, uint64_t len)
+				    size_t n, uint64_t len, unsigned int flags)
 {
 	struct iovec iov[MTHPD_COLLAPSE_BATCH];
 	long r;
@@ -55,7 +55,7 @@ static int64_t linux_collapse_batch(struct mthpd_kif *kif _unused_, int pidfd, c
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++)
 		iov[i] = (struct iovec){.iov_base = (void *)(uintptr_t)addrs[i], .iov_len = len};
-	r = syscall(SYS_process_madvise, pidfd, iov, (unsigned long)n, MADV_COLLAPSE, 0U);
+	r = syscall(SYS_process_madvise, pidfd, iov, (unsigned long)n, MADV_COLLAPSE, flags);
 	return r < 0 ? -errno : r;
 }
 

@@ -32,14 +32,14 @@ struct mthpd_kif_ops {
 	int64_t (*collapse)(struct mthpd_kif *kif, int pidfd, uint64_t addr, uint64_t len,
 			    unsigned int flags);
 	/*
-	 * process_madvise(pidfd, iov, @n, MADV_COLLAPSE, 0) with one iovec of
-	 * @len bytes at each of @addrs.  The kernel works through them in
-	 * order and stops at the first that fails: returns the bytes advised
-	 * before it (@n * @len when all succeeded), or -errno when the first
-	 * one failed.
+	 * process_madvise(pidfd, iov, @n, MADV_COLLAPSE, @flags) with one
+	 * iovec of @len bytes at each of @addrs.  The kernel works through
+	 * them in order and stops at the first that fails: returns the bytes
+	 * advised before it (@n * @len when all succeeded), or -errno when
+	 * the first one failed.
 	 */
 	int64_t (*collapse_batch)(struct mthpd_kif *kif, int pidfd, const uint64_t *addrs, size_t n,
-				  uint64_t len);
+				  uint64_t len, unsigned int flags);
 	/* ioctl(fd, req, arg) on an fd from open_proc.  Returns >= 0 or -errno. */
 	int (*ioctl)(const struct mthpd_kif *kif, int fd, unsigned long req, void *arg);
 };

@@ -458,6 +458,7 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 		.kpageflags_fd = o->kpageflags_fd,
 		.subpmd_orders = o->features->subpmd_orders, /* 0 unless PATCHED */
 		.subpmd_flags = o->subpmd_flags,
+		.pmd_flags = o->features->subpmd == MTHPD_SUBPMD_PATCHED ? o->subpmd_flags : 0,
 		.budget = o->budget_bytes ? o->budget_bytes : UINT64_MAX,
 	};
 	bool below_pmd = o->knobs->orders & ((1U << MTHPD_PMD_ORDER) - 1);

@@ -165,13 +165,16 @@ static void test_collapse_pmds(void)
 	TEST_ASSERT_EQ(res[2], MTHPD_ACT_UNKNOWN);
 	TEST_ASSERT_EQ(res[3], MTHPD_SCAN_SUCCEED);
 	TEST_ASSERT_EQ(a.nr_calls, 2);
+	TEST_ASSERT_EQ(f.calls[0].flags, 0); /* a stock kernel: plain MADV_COLLAPSE */
 
-	test_case = "a batch cut short by the budget";
+	test_case = "a batch cut short by the budget, on a patched kernel";
 	a.budget = MTHPD_PMD_SIZE; /* one more PMD */
+	a.pmd_flags = MTHPD_MADV_COLLAPSE_ORDER | MTHPD_MADV_COLLAPSE_STRICT;
 	fake_kif_answer(&f, (int64_t)MTHPD_PMD_SIZE, true);
 	mthpd_act_collapse_pmds(&a, addrs + 2, 2, res);
 	TEST_ASSERT_EQ(f.nr_batches, 3);
 	TEST_ASSERT_EQ(f.nr_calls, 5); /* only the first of the two was asked */
+	TEST_ASSERT_EQ(f.calls[4].flags, MTHPD_MADV_COLLAPSE_ORDER | MTHPD_MADV_COLLAPSE_STRICT);
 	TEST_ASSERT_EQ(res[0], MTHPD_SCAN_SUCCEED);
 	TEST_ASSERT_EQ(res[1], MTHPD_RESULT_OVER_BUDGET);
 	TEST_ASSERT_EQ(a.budget, 0);
