@@ -96,33 +96,70 @@ static enum mthpd_scan_result verified(struct mthpd_act *a, uint64_t addr, unsig
 	return MTHPD_SCAN_SUCCEED;
 }
 
+/* The order of a block of @len bytes, a power of two of pages. */
+static unsigned int block_order(uint64_t len)
+{
+	return (unsigned int)__builtin_ctzll(len / MTHPD_PAGE_SIZE);
+}
+
+/* How many of the @n @blocks, from the first, the budget covers. */
+static size_t within_budget(const struct mthpd_act *a, const struct mthpd_kif_block *blocks,
+			    size_t n)
+{
+	uint64_t bytes = 0;
+	size_t k = 0;
+
+	if (a->budget == UINT64_MAX)
+		return n;
+	for (; k < n && bytes + blocks[k].len <= a->budget; k++)
+		bytes += blocks[k].len;
+	return k;
+}
+
+/*
+ * One process_madvise() call for @blocks (@n <= MTHPD_KIF_MAX_BLOCKS): each
+ * block the kernel got through is verified into @ret; the one it stopped at
+ * and those after it are MTHPD_ACT_UNKNOWN.  Returns how many it got through.
+ */
+static size_t collapse_vec(struct mthpd_act *a, const struct mthpd_kif_block *blocks, size_t n,
+			   unsigned int flags, uint8_t *ret)
+{
+	int64_t bytes;
+	size_t done = 0;
+
+	a->nr_calls++;
+	bytes = a->kif->ops->collapse_batch(a->kif, a->pidfd, blocks, n, flags);
+	if (bytes == -ESRCH)
+		a->exited = true;
+	for (; done < n && bytes >= (int64_t)blocks[done].len; done++) {
+		bytes -= (int64_t)blocks[done].len;
+		ret[done] = verified(a, blocks[done].addr, block_order(blocks[done].len));
+	}
+	for (size_t i = done; i < n; i++)
+		ret[i] = MTHPD_ACT_UNKNOWN;
+	return done;
+}
+
 void mthpd_act_collapse_pmds(struct mthpd_act *a, const uint64_t *addrs, size_t n, uint8_t *ret)
 {
+	struct mthpd_kif_block blocks[MTHPD_COLLAPSE_BATCH];
 	size_t i = 0;
 
+	for (size_t j = 0; j < n && j < MTHPD_COLLAPSE_BATCH; j++)
+		blocks[j] = (struct mthpd_kif_block){.addr = addrs[j], .len = MTHPD_PMD_SIZE};
 	while (i < n) {
-		size_t k = 0;
-		int64_t bytes;
-
 		/* as many as the policy's bytes allow; the rest are over budget */
-		while (i + k < n && (a->budget == UINT64_MAX || a->budget >= (k + 1) * MTHPD_PMD_SIZE))
-			k++;
+		size_t k = within_budget(a, blocks + i, n - i), done;
+
 		if (a->exited || k == 0) {
 			for (; i < n; i++)
 				ret[i] = a->exited ? MTHPD_RESULT_PROCESS_EXITED : MTHPD_RESULT_OVER_BUDGET;
 			return;
 		}
-		a->nr_calls++;
-		bytes = a->kif->ops->collapse_batch(a->kif, a->pidfd, addrs + i, k, MTHPD_PMD_SIZE,
-						    a->pmd_flags);
-		if (bytes == -ESRCH)
-			a->exited = true;
-		size_t done = bytes > 0 ? (size_t)bytes / MTHPD_PMD_SIZE : 0;
-
-		for (size_t j = 0; j < done && j < k; j++, i++)
-			ret[i] = verified(a, addrs[i], MTHPD_PMD_ORDER);
+		done = collapse_vec(a, blocks + i, k, a->pmd_flags, ret + i);
+		i += done;
 		if (done < k && !a->exited)
-			ret[i++] = MTHPD_ACT_UNKNOWN; /* where the kernel stopped */
+			i++; /* where the kernel stopped: left MTHPD_ACT_UNKNOWN */
 	}
 }
 
@@ -159,4 +196,55 @@ enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_ran
 	}
 
 	return verified(a, addr, order);
+}
+
+enum mthpd_scan_result mthpd_act_replay_collapse(void *userdata, const struct mthpd_range_scan *scan,
+						 unsigned int offset, unsigned int order)
+{
+	struct mthpd_act_replay *rp = userdata;
+	struct mthpd_act *a = rp->act;
+	const size_t i = rp->next;
+
+	if (i < rp->n && rp->blocks[i].addr == scan->addr + offset * MTHPD_PAGE_SIZE &&
+	    rp->blocks[i].len == MTHPD_PAGE_SIZE << order) {
+		rp->next++;
+		/*
+		 * Not sent yet: this block and the rest go in one call, as
+		 * many as the budget still covers.  One alone is collapsed
+		 * alone below, which names its errno.
+		 */
+		if (i >= rp->sent && !a->exited) {
+			size_t k = within_budget(a, rp->blocks + i, rp->n - i);
+
+			if (k > 1)
+				rp->sent = i + collapse_vec(a, rp->blocks + i, k, rp->flags,
+							    rp->res + i) + 1;
+		}
+		if (rp->res[i] != MTHPD_ACT_UNKNOWN)
+			return (enum mthpd_scan_result)rp->res[i];
+	}
+	return mthpd_act_collapse(a, scan, offset, order);
+}
+
+void mthpd_act_range(struct mthpd_act *a, const struct mthpd_range_scan *scan,
+		     const struct mthpd_knobs *knobs, struct mthpd_range_plan *p)
+{
+	struct mthpd_act_replay rp = {.act = a, .flags = a->subpmd_flags};
+
+	/* The blocks below 2M that the plan collapses, in the walk's order. */
+	for (unsigned int i = 0; i < p->nr_blocks && rp.n < MTHPD_KIF_MAX_BLOCKS; i++) {
+		const struct mthpd_block *b = &p->blocks[i];
+
+		/* An unsupported size is never attempted; the walk passes it
+		 * by as it passes a success, so the blocks after it still come
+		 * in this order. */
+		if (b->action != MTHPD_ACTION_COLLAPSE || !(a->subpmd_orders & (1U << b->order)))
+			continue;
+		rp.res[rp.n] = MTHPD_ACT_UNKNOWN;
+		rp.blocks[rp.n++] = (struct mthpd_kif_block){
+			.addr = scan->addr + b->offset * MTHPD_PAGE_SIZE,
+			.len = MTHPD_PAGE_SIZE << b->order,
+		};
+	}
+	mthpd_plan_range(scan, knobs, mthpd_act_replay_collapse, &rp, p);
 }

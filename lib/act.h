@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The executor: one process_madvise(pidfd, iov, 1, MADV_COLLAPSE, flags) per
- * planned block, its errno turned into a named result, and every claimed
+ * The executor: process_madvise(pidfd, iov, n, MADV_COLLAPSE, flags) for the
+ * planned blocks, each errno turned into a named result, and every claimed
  * success checked in kpageflags, because the kernel also answers success for
  * ranges it did nothing to (a 64 KiB range on a stock kernel; measured).
  * It plugs into the planner's walk as its collapse callback.
@@ -14,6 +14,7 @@
 
 #include "kif.h"
 #include "pagemap.h"
+#include "plan.h"
 #include "result.h"
 #include "scan.h"
 
@@ -76,5 +77,44 @@ void mthpd_act_collapse_pmds(struct mthpd_act *a, const uint64_t *addrs, size_t 
 /* mthpd_collapse_fn for mthpd_plan_range(); @userdata is a struct mthpd_act. */
 enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_range_scan *scan,
 					  unsigned int offset, unsigned int order);
+
+/*
+ * Blocks of one range that go to the kernel in vector calls, answered to
+ * the planner's walk in the order it asks for them.  blocks[i] got res[i]
+ * (MTHPD_ACT_UNKNOWN: not known); blocks from index @sent on have not been
+ * sent to the kernel yet.
+ */
+struct mthpd_act_replay {
+	struct mthpd_act *act;
+	unsigned int flags; /* process_madvise() flags of the vector calls */
+	size_t n, next, sent;
+	struct mthpd_kif_block blocks[MTHPD_KIF_MAX_BLOCKS];
+	uint8_t res[MTHPD_KIF_MAX_BLOCKS];
+};
+
+/*
+ * mthpd_collapse_fn; @userdata is a struct mthpd_act_replay.  If the walk
+ * asks for the replay's next block, it gets its result; a block not sent
+ * yet goes to the kernel in one call with all the blocks after it.  Any
+ * other block, and one whose result is unknown (where the kernel stopped),
+ * is collapsed alone with mthpd_act_collapse(), which names its errno.
+ */
+enum mthpd_scan_result mthpd_act_replay_collapse(void *userdata, const struct mthpd_range_scan *scan,
+						 unsigned int offset, unsigned int order);
+
+/*
+ * Collapses one range and fills @p as mthpd_plan_range(@scan, @knobs,
+ * mthpd_act_collapse, @a, @p) would, with the same calls' results and the
+ * same fallbacks, but in fewer calls.  @p holds the plan of @scan
+ * (mthpd_plan_range() without a callback): its blocks below 2M that the
+ * kernel supports go to the kernel in one vector call when the walk comes
+ * to the first of them, as far as the budget reaches.  Where the kernel
+ * stopped, the block is collapsed alone, so its errno is known, and the
+ * walk's fallback runs; the blocks after it go in the next vector call.
+ * The walk asks for the blocks in the plan's order, because a success
+ * steers it the way the plan assumed.
+ */
+void mthpd_act_range(struct mthpd_act *a, const struct mthpd_range_scan *scan,
+		     const struct mthpd_knobs *knobs, struct mthpd_range_plan *p);
 
 #endif

@@ -45,16 +45,17 @@ static int64_t linux_collapse(struct mthpd_kif *kif _unused_, int pidfd, uint64_
 	return r < 0 ? -errno : r;
 }
 
-static int64_t linux_collapse_batch(struct mthpd_kif *kif _unused_, int pidfd, const uint64_t *addrs,
-				    size_t n, uint64_t len, unsigned int flags)
+static int64_t linux_collapse_batch(struct mthpd_kif *kif _unused_, int pidfd,
+				    const struct mthpd_kif_block *blocks, size_t n, unsigned int flags)
 {
-	struct iovec iov[MTHPD_COLLAPSE_BATCH];
+	struct iovec iov[MTHPD_KIF_MAX_BLOCKS];
 	long r;
 
-	if (n == 0 || n > MTHPD_COLLAPSE_BATCH)
+	if (n == 0 || n > MTHPD_KIF_MAX_BLOCKS)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++)
-		iov[i] = (struct iovec){.iov_base = (void *)(uintptr_t)addrs[i], .iov_len = len};
+		iov[i] = (struct iovec){.iov_base = (void *)(uintptr_t)blocks[i].addr,
+					.iov_len = blocks[i].len};
 	r = syscall(SYS_process_madvise, pidfd, iov, (unsigned long)n, MADV_COLLAPSE, flags);
 	return r < 0 ? -errno : r;
 }

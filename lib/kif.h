@@ -15,8 +15,16 @@
 
 struct mthpd_kif;
 
-/* The most iovecs one collapse_batch() call takes (UIO_MAXIOV is 1024). */
+/* The most 2 MiB ranges mthpd puts in one collapse_batch() call. */
 #define MTHPD_COLLAPSE_BATCH 32
+/* The most blocks one collapse_batch() call takes (UIO_MAXIOV is 1024):
+ * a 2 MiB range in blocks of the smallest mTHP size, 16 KiB. */
+#define MTHPD_KIF_MAX_BLOCKS 128
+
+/* One iovec of a collapse_batch() call: a block of the target's memory. */
+struct mthpd_kif_block {
+	uint64_t addr, len;
+};
 
 struct mthpd_kif_ops {
 	/* openat(proc root, path, flags | O_CLOEXEC).  Returns fd or -errno. */
@@ -33,13 +41,13 @@ struct mthpd_kif_ops {
 			    unsigned int flags);
 	/*
 	 * process_madvise(pidfd, iov, @n, MADV_COLLAPSE, @flags) with one
-	 * iovec of @len bytes at each of @addrs.  The kernel works through
-	 * them in order and stops at the first that fails: returns the bytes
-	 * advised before it (@n * @len when all succeeded), or -errno when
-	 * the first one failed.
+	 * iovec per block of @blocks (@n <= MTHPD_KIF_MAX_BLOCKS).  The kernel
+	 * works through them in order and stops at the first that fails:
+	 * returns the bytes advised before it (all of them when all
+	 * succeeded), or -errno when the first one failed.
 	 */
-	int64_t (*collapse_batch)(struct mthpd_kif *kif, int pidfd, const uint64_t *addrs, size_t n,
-				  uint64_t len, unsigned int flags);
+	int64_t (*collapse_batch)(struct mthpd_kif *kif, int pidfd,
+				  const struct mthpd_kif_block *blocks, size_t n, unsigned int flags);
 	/* ioctl(fd, req, arg) on an fd from open_proc.  Returns >= 0 or -errno. */
 	int (*ioctl)(const struct mthpd_kif *kif, int fd, unsigned long req, void *arg);
 };

@@ -382,26 +382,6 @@ struct pending {
 };
 
 /*
- * mthpd_collapse_fn that answers the 2M attempt of the range with what the
- * batch got, and hands any smaller block of the walk's fallback to the
- * executor, as if the range had been collapsed alone.
- */
-struct replay {
-	struct mthpd_act *act;
-	enum mthpd_scan_result pmd;
-};
-
-static enum mthpd_scan_result replay_collapse(void *userdata, const struct mthpd_range_scan *scan,
-					      unsigned int offset, unsigned int order)
-{
-	struct replay *rp = userdata;
-
-	if (offset == 0 && order == MTHPD_PMD_ORDER)
-		return rp->pmd;
-	return mthpd_act_collapse(rp->act, scan, offset, order);
-}
-
-/*
  * Collapses the @n ranges waiting in @b with as few process_madvise() calls
  * as the kernel allows, then plans each again with the result (the walk's
  * fallback runs where its 2M failed) and passes it to the sink, in order.
@@ -421,13 +401,18 @@ static int flush(struct mthpd_act *act, const struct mthpd_pass_opts *o, struct 
 	st->batches++;
 	mthpd_act_collapse_pmds(act, addrs, n, res);
 	for (size_t i = 0; i < n; i++) {
-		struct replay rp = {.act = act, .pmd = (enum mthpd_scan_result)res[i]};
+		/* the walk's 2M attempt gets the batch's result, and any smaller
+		 * block of its fallback is collapsed as if the range were alone */
+		struct mthpd_act_replay rp = {
+			.act = act,
+			.n = 1,
+			.sent = 1,
+			.blocks = {{.addr = addrs[i], .len = MTHPD_PMD_SIZE}},
+			.res = {res[i]},
+		};
 		int r;
 
-		if (res[i] == MTHPD_ACT_UNKNOWN) /* where the kernel stopped: alone, to learn why */
-			mthpd_plan_range(&b[i].scan, o->knobs, mthpd_act_collapse, act, &b[i].plan);
-		else
-			mthpd_plan_range(&b[i].scan, o->knobs, replay_collapse, &rp, &b[i].plan);
+		mthpd_plan_range(&b[i].scan, o->knobs, mthpd_act_replay_collapse, &rp, &b[i].plan);
 		if (o->now_usec)
 			mthpd_backoff_note(t, b[i].scan.addr, b[i].sig, plan_failed_lasting(&b[i].plan),
 					   o->now_usec);
@@ -577,7 +562,7 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 				if (waiting) {
 					plan_mark_backoff(plan); /* failed before, nothing changed */
 				} else if (o->collapse && plan_has_collapse(plan)) {
-					mthpd_plan_range(scan, o->knobs, mthpd_act_collapse, &act, plan);
+					mthpd_act_range(&act, scan, o->knobs, plan);
 					if (o->now_usec)
 						mthpd_backoff_note(t, addr, sig, plan_failed_lasting(plan),
 								   o->now_usec);

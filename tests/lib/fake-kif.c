@@ -73,19 +73,19 @@ static int64_t fake_collapse(struct mthpd_kif *kif, int pidfd _unused_, uint64_t
 }
 
 /* As the kernel: the blocks one by one, stopping at the first that fails. */
-static int64_t fake_collapse_batch(struct mthpd_kif *kif, int pidfd, const uint64_t *addrs,
-				   size_t n, uint64_t len, unsigned int flags)
+static int64_t fake_collapse_batch(struct mthpd_kif *kif, int pidfd,
+				   const struct mthpd_kif_block *blocks, size_t n, unsigned int flags)
 {
 	struct fake_kif *f = kif->priv;
 	int64_t done = 0;
 
 	f->nr_batches++;
 	for (size_t i = 0; i < n; i++) {
-		int64_t r = fake_collapse(kif, pidfd, addrs[i], len, flags);
+		int64_t r = fake_collapse(kif, pidfd, blocks[i].addr, blocks[i].len, flags);
 
 		if (r < 0)
 			return done ? done : r;
-		done += (int64_t)len;
+		done += (int64_t)blocks[i].len;
 	}
 	return done;
 }

@@ -13,7 +13,7 @@
 
 #include "kif.h"
 
-#define FAKE_KIF_MAX_CALLS 64
+#define FAKE_KIF_MAX_CALLS 256
 
 struct fake_kif_call {
 	uint64_t addr, len;

@@ -24,6 +24,7 @@ struct run {
 	struct mthpd_range_plan plan;
 	int kpf;
 	uint64_t budget; /* 0: no limit */
+	bool vector;     /* through mthpd_act_range(), not block by block */
 };
 
 /* Orders 2..8: what a patched kernel with every size enabled collapses. */
@@ -55,7 +56,12 @@ static void run_walk(struct run *r, uint32_t orders, uint32_t subpmd_orders,
 		.subpmd_flags = MTHPD_MADV_COLLAPSE_ORDER | MTHPD_MADV_COLLAPSE_STRICT,
 		.budget = r->budget ? r->budget : UINT64_MAX,
 	};
-	mthpd_plan_range(&r->scan, &k, mthpd_act_collapse, &r->act, &r->plan);
+	if (r->vector) {
+		mthpd_plan_range(&r->scan, &k, NULL, NULL, &r->plan);
+		mthpd_act_range(&r->act, &r->scan, &k, &r->plan);
+	} else {
+		mthpd_plan_range(&r->scan, &k, mthpd_act_collapse, &r->act, &r->plan);
+	}
 }
 
 static void run_done(struct run *r)
@@ -64,6 +70,7 @@ static void run_done(struct run *r)
 	(void)close(r->kpf);
 	fake_kif_done(&r->f);
 	r->budget = 0;
+	r->vector = false;
 }
 
 static void pmd_ok(struct fake_kif *f)
@@ -124,6 +131,136 @@ static void first_64k_makes_2m(struct fake_kif *f)
 static void nothing(struct fake_kif *f)
 {
 	(void)f;
+}
+
+/*
+ * The kernel fails the fourth 64K block (@err), and the walk collapses it
+ * as 4 16K blocks instead.  Block by block: 3 calls, the failure, 4 16K
+ * calls, 28 calls.  In vectors the failure comes twice: once where the
+ * first vector call stops, once alone (then EAGAIN is retried).
+ */
+static void fourth_64k_fails(struct fake_kif *f, int64_t err, bool vector)
+{
+	for (int i = 0; i < 3; i++)
+		fake_kif_answer(f, 16 * 4096, true);
+	fake_kif_answer(f, err, false);
+	if (vector)
+		fake_kif_answer(f, err, false);
+	if (err == -EAGAIN) {
+		fake_kif_answer(f, 16 * 4096, true);
+	} else {
+		for (int i = 0; i < 4; i++)
+			fake_kif_answer(f, 4 * 4096, true);
+	}
+	for (int i = 0; i < 28; i++)
+		fake_kif_answer(f, 16 * 4096, true);
+}
+
+static void fourth_64k_enomem(struct fake_kif *f)
+{
+	fourth_64k_fails(f, -ENOMEM, false);
+}
+
+static void fourth_64k_enomem_vector(struct fake_kif *f)
+{
+	fourth_64k_fails(f, -ENOMEM, true);
+}
+
+static void fourth_64k_eagain(struct fake_kif *f)
+{
+	fourth_64k_fails(f, -EAGAIN, false);
+}
+
+static void fourth_64k_eagain_vector(struct fake_kif *f)
+{
+	fourth_64k_fails(f, -EAGAIN, true);
+}
+
+/*
+ * mthpd_act_range() against the walk that calls block by block: the same
+ * scenario (@script for the walk, @vscript for the vectors, which differ
+ * only where a vector call stops) must give the same plan, block for
+ * block.  Returns the vector run's process_madvise() calls.
+ */
+static unsigned int same_as_walk(uint32_t orders, uint64_t budget, void (*script)(struct fake_kif *),
+				 void (*vscript)(struct fake_kif *))
+{
+	static struct run walk, vec;
+	unsigned int calls;
+
+	walk = (struct run){.budget = budget};
+	vec = (struct run){.budget = budget, .vector = true};
+	run_walk(&walk, orders, ALL_SUBPMD, script);
+	run_walk(&vec, orders, ALL_SUBPMD, vscript);
+	TEST_ASSERT_EQ(vec.plan.nr_blocks, walk.plan.nr_blocks);
+	for (unsigned int i = 0; i < walk.plan.nr_blocks && i < vec.plan.nr_blocks; i++) {
+		TEST_ASSERT_EQ(vec.plan.blocks[i].offset, walk.plan.blocks[i].offset);
+		TEST_ASSERT_EQ(vec.plan.blocks[i].order, walk.plan.blocks[i].order);
+		TEST_ASSERT_EQ(vec.plan.blocks[i].action, walk.plan.blocks[i].action);
+		TEST_ASSERT_EQ(vec.plan.blocks[i].result, walk.plan.blocks[i].result);
+	}
+	TEST_ASSERT_EQ(vec.plan.result, walk.plan.result);
+	TEST_ASSERT_EQ(vec.plan.nr_collapsed, walk.plan.nr_collapsed);
+	TEST_ASSERT_EQ(vec.act.nr_noop, walk.act.nr_noop);
+	TEST_ASSERT_EQ(vec.act.budget, walk.act.budget);
+	/* every block the kernel was asked for, in the same order */
+	TEST_ASSERT(vec.f.nr_calls >= walk.f.nr_calls);
+	calls = vec.act.nr_calls;
+	run_done(&walk);
+	run_done(&vec);
+	return calls;
+}
+
+static void test_vectors(void)
+{
+	const uint32_t o64k = 1U << 4, o64k_16k = o64k | (1U << 2);
+	struct run r = {.vector = true};
+
+	test_case = "32 64K blocks in one vector call, with the order flags";
+	run_walk(&r, o64k, ALL_SUBPMD, all_64k_ok);
+	TEST_ASSERT_EQ(r.act.nr_calls, 1);
+	TEST_ASSERT_EQ(r.f.nr_batches, 1);
+	TEST_ASSERT_EQ(r.f.nr_calls, 32);
+	TEST_ASSERT_EQ(r.f.calls[31].addr, BASE + 31 * 16 * 4096);
+	TEST_ASSERT_EQ(r.f.calls[31].len, 16 * 4096);
+	TEST_ASSERT_EQ(r.f.calls[31].flags, MTHPD_MADV_COLLAPSE_ORDER | MTHPD_MADV_COLLAPSE_STRICT);
+	TEST_ASSERT_EQ(r.plan.nr_blocks, 32);
+	TEST_ASSERT_EQ(r.plan.blocks[31].result, MTHPD_SCAN_SUCCEED);
+	TEST_ASSERT_EQ(r.plan.nr_collapsed, 512);
+	run_done(&r);
+
+	test_case = "vectors: all succeed, as block by block";
+	TEST_ASSERT_EQ(same_as_walk(o64k, 0, all_64k_ok, all_64k_ok), 1);
+	test_case = "vectors: successes that did nothing are noops, as block by block";
+	TEST_ASSERT_EQ(same_as_walk(o64k, 0, first_64k_makes_2m, first_64k_makes_2m), 1);
+	test_case = "vectors: a budget of 10 64K blocks, as block by block";
+	TEST_ASSERT_EQ(same_as_walk(o64k, 10 * 16 * 4096, all_64k_ok, all_64k_ok), 1);
+	/* stopped, alone, 4 x 16K alone, then the 28 left in one call */
+	test_case = "vectors: ENOMEM stops the call; that block alone, its 16K fallback, the rest";
+	TEST_ASSERT_EQ(same_as_walk(o64k_16k, 0, fourth_64k_enomem, fourth_64k_enomem_vector), 7);
+	test_case = "vectors: EAGAIN stops the call; alone it is retried";
+	TEST_ASSERT_EQ(same_as_walk(o64k_16k, 0, fourth_64k_eagain, fourth_64k_eagain_vector), 4);
+	test_case = "vectors: a 2M plan has nothing below 2M to send";
+	TEST_ASSERT_EQ(same_as_walk((1U << MTHPD_PMD_ORDER) | o64k, 0, enomem_then_64k_ok,
+				    enomem_then_64k_ok), 33);
+
+	test_case = "vectors: ESRCH in the vector call: exited, nothing more asked";
+	r = (struct run){.vector = true};
+	run_walk(&r, o64k, ALL_SUBPMD, esrch);
+	TEST_ASSERT_EQ(r.act.nr_calls, 1);
+	TEST_ASSERT(r.act.exited);
+	TEST_ASSERT_EQ(r.plan.nr_blocks, 1);
+	TEST_ASSERT_EQ(r.plan.result, MTHPD_RESULT_PROCESS_EXITED);
+	run_done(&r);
+
+	test_case = "vectors: on an unpatched kernel nothing is sent";
+	r = (struct run){.vector = true};
+	run_walk(&r, o64k, 0, nothing);
+	TEST_ASSERT_EQ(r.f.nr_calls, 0);
+	TEST_ASSERT_EQ(r.plan.nr_blocks, 32);
+	TEST_ASSERT_EQ(r.plan.blocks[31].result, MTHPD_RESULT_UNSUPPORTED);
+	run_done(&r);
+	test_case = NULL;
 }
 
 /*
@@ -190,6 +327,7 @@ int main(void)
 	struct run r = {0};
 
 	test_collapse_pmds();
+	test_vectors();
 
 	test_case = "2M collapse, verified";
 	run_walk(&r, pmd, 0, pmd_ok);
