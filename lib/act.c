@@ -198,15 +198,78 @@ enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_ran
 	return verified(a, addr, order);
 }
 
+/*
+ * Appends to @rp the blocks of @p from index @from on that go to the kernel
+ * in vector calls: those below 2M the plan collapses, of a size the kernel
+ * supports.  An unsupported size is never attempted; the walk passes it by
+ * as it passes a success, so the blocks after it still come in this order.
+ */
+static void replay_gather(struct mthpd_act_replay *rp, const struct mthpd_range_plan *p,
+			  unsigned int from)
+{
+	for (unsigned int i = from; i < p->nr_blocks && rp->n < MTHPD_KIF_MAX_BLOCKS; i++) {
+		const struct mthpd_block *b = &p->blocks[i];
+
+		if (b->action != MTHPD_ACTION_COLLAPSE || !(rp->act->subpmd_orders & (1U << b->order)))
+			continue;
+		rp->res[rp->n] = MTHPD_ACT_UNKNOWN;
+		rp->blocks[rp->n++] = (struct mthpd_kif_block){
+			.addr = p->addr + b->offset * MTHPD_PAGE_SIZE,
+			.len = MTHPD_PAGE_SIZE << b->order,
+		};
+	}
+}
+
+/*
+ * mthpd_collapse_fn of a dry walk: a block the real walk has been through
+ * gets its result from there (@userdata, the plan being filled); any other
+ * is assumed to succeed, as a plan without a callback assumes.
+ */
+static enum mthpd_scan_result known_or_success(void *userdata, const struct mthpd_range_scan *scan,
+					       unsigned int offset, unsigned int order)
+{
+	const struct mthpd_range_plan *done = userdata;
+
+	(void)scan;
+	for (unsigned int i = 0; i < done->nr_blocks; i++)
+		if (done->blocks[i].offset == offset && done->blocks[i].order == order)
+			return (enum mthpd_scan_result)done->blocks[i].result;
+	return MTHPD_SCAN_SUCCEED;
+}
+
+/*
+ * The walk left the replay's blocks: a failure sent it to a fallback.  The
+ * blocks it will ask for next, if they succeed, are those of a dry walk
+ * that knows every result so far; they replace the replay's.  The walk is
+ * a pure function of the scan, the knobs and the results, so the dry walk
+ * comes to the same block as the real one and goes on from there.
+ */
+static void replay_predict(struct mthpd_act_replay *rp, const struct mthpd_range_scan *scan)
+{
+	struct mthpd_range_plan dry;
+
+	mthpd_plan_range(scan, rp->knobs, known_or_success, rp->plan, &dry);
+	rp->n = rp->next = rp->sent = 0;
+	replay_gather(rp, &dry, rp->plan->nr_blocks);
+}
+
 enum mthpd_scan_result mthpd_act_replay_collapse(void *userdata, const struct mthpd_range_scan *scan,
 						 unsigned int offset, unsigned int order)
 {
 	struct mthpd_act_replay *rp = userdata;
 	struct mthpd_act *a = rp->act;
-	const size_t i = rp->next;
+	const uint64_t addr = scan->addr + offset * MTHPD_PAGE_SIZE;
+	const uint64_t len = MTHPD_PAGE_SIZE << order;
+	size_t i = rp->next;
+	bool next = i < rp->n && rp->blocks[i].addr == addr && rp->blocks[i].len == len;
 
-	if (i < rp->n && rp->blocks[i].addr == scan->addr + offset * MTHPD_PAGE_SIZE &&
-	    rp->blocks[i].len == MTHPD_PAGE_SIZE << order) {
+	/* a block for the kernel that the replay did not foresee */
+	if (!next && rp->knobs && order != MTHPD_PMD_ORDER && (a->subpmd_orders & (1U << order))) {
+		replay_predict(rp, scan);
+		i = 0;
+		next = rp->n > 0 && rp->blocks[0].addr == addr && rp->blocks[0].len == len;
+	}
+	if (next) {
 		rp->next++;
 		/*
 		 * Not sent yet: this block and the rest go in one call, as
@@ -229,22 +292,29 @@ enum mthpd_scan_result mthpd_act_replay_collapse(void *userdata, const struct mt
 void mthpd_act_range(struct mthpd_act *a, const struct mthpd_range_scan *scan,
 		     const struct mthpd_knobs *knobs, struct mthpd_range_plan *p)
 {
-	struct mthpd_act_replay rp = {.act = a, .flags = a->subpmd_flags};
+	struct mthpd_act_replay rp = {
+		.act = a, .flags = a->subpmd_flags, .knobs = knobs, .plan = p,
+	};
 
 	/* The blocks below 2M that the plan collapses, in the walk's order. */
-	for (unsigned int i = 0; i < p->nr_blocks && rp.n < MTHPD_KIF_MAX_BLOCKS; i++) {
-		const struct mthpd_block *b = &p->blocks[i];
+	replay_gather(&rp, p, 0);
+	mthpd_plan_range(scan, knobs, mthpd_act_replay_collapse, &rp, p);
+}
 
-		/* An unsupported size is never attempted; the walk passes it
-		 * by as it passes a success, so the blocks after it still come
-		 * in this order. */
-		if (b->action != MTHPD_ACTION_COLLAPSE || !(a->subpmd_orders & (1U << b->order)))
-			continue;
-		rp.res[rp.n] = MTHPD_ACT_UNKNOWN;
-		rp.blocks[rp.n++] = (struct mthpd_kif_block){
-			.addr = scan->addr + b->offset * MTHPD_PAGE_SIZE,
-			.len = MTHPD_PAGE_SIZE << b->order,
-		};
-	}
+void mthpd_act_after_batch(struct mthpd_act *a, const struct mthpd_range_scan *scan,
+			   const struct mthpd_knobs *knobs, uint8_t pmd_result,
+			   struct mthpd_range_plan *p)
+{
+	struct mthpd_act_replay rp = {
+		.act = a,
+		.flags = a->subpmd_flags,
+		.knobs = knobs,
+		.plan = p,
+		.n = 1,
+		.sent = 1,
+		.blocks = {{.addr = scan->addr, .len = MTHPD_PMD_SIZE}},
+		.res = {pmd_result},
+	};
+
 	mthpd_plan_range(scan, knobs, mthpd_act_replay_collapse, &rp, p);
 }

@@ -82,11 +82,15 @@ enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_ran
  * Blocks of one range that go to the kernel in vector calls, answered to
  * the planner's walk in the order it asks for them.  blocks[i] got res[i]
  * (MTHPD_ACT_UNKNOWN: not known); blocks from index @sent on have not been
- * sent to the kernel yet.
+ * sent to the kernel yet.  With @knobs and @plan (the plan the walk is
+ * filling), a fallback the walk takes after a failure is foreseen too, and
+ * its blocks go in vector calls as well.
  */
 struct mthpd_act_replay {
 	struct mthpd_act *act;
 	unsigned int flags; /* process_madvise() flags of the vector calls */
+	const struct mthpd_knobs *knobs;
+	struct mthpd_range_plan *plan;
 	size_t n, next, sent;
 	struct mthpd_kif_block blocks[MTHPD_KIF_MAX_BLOCKS];
 	uint8_t res[MTHPD_KIF_MAX_BLOCKS];
@@ -109,12 +113,22 @@ enum mthpd_scan_result mthpd_act_replay_collapse(void *userdata, const struct mt
  * (mthpd_plan_range() without a callback): its blocks below 2M that the
  * kernel supports go to the kernel in one vector call when the walk comes
  * to the first of them, as far as the budget reaches.  Where the kernel
- * stopped, the block is collapsed alone, so its errno is known, and the
- * walk's fallback runs; the blocks after it go in the next vector call.
+ * stopped, the block is collapsed alone, so its errno is known; the blocks
+ * of the walk's fallback and those after it go in the next vector call.
  * The walk asks for the blocks in the plan's order, because a success
  * steers it the way the plan assumed.
  */
 void mthpd_act_range(struct mthpd_act *a, const struct mthpd_range_scan *scan,
 		     const struct mthpd_knobs *knobs, struct mthpd_range_plan *p);
+
+/*
+ * mthpd_act_range() for a range whose 2M collapse went in a batch with
+ * mthpd_act_collapse_pmds(): the walk's 2M attempt gets @pmd_result, the
+ * batch's answer (MTHPD_ACT_UNKNOWN: asked again alone), and the blocks of
+ * its fallback go in vector calls.
+ */
+void mthpd_act_after_batch(struct mthpd_act *a, const struct mthpd_range_scan *scan,
+			   const struct mthpd_knobs *knobs, uint8_t pmd_result,
+			   struct mthpd_range_plan *p);
 
 #endif

@@ -401,18 +401,9 @@ static int flush(struct mthpd_act *act, const struct mthpd_pass_opts *o, struct 
 	st->batches++;
 	mthpd_act_collapse_pmds(act, addrs, n, res);
 	for (size_t i = 0; i < n; i++) {
-		/* the walk's 2M attempt gets the batch's result, and any smaller
-		 * block of its fallback is collapsed as if the range were alone */
-		struct mthpd_act_replay rp = {
-			.act = act,
-			.n = 1,
-			.sent = 1,
-			.blocks = {{.addr = addrs[i], .len = MTHPD_PMD_SIZE}},
-			.res = {res[i]},
-		};
 		int r;
 
-		mthpd_plan_range(&b[i].scan, o->knobs, mthpd_act_replay_collapse, &rp, &b[i].plan);
+		mthpd_act_after_batch(act, &b[i].scan, o->knobs, res[i], &b[i].plan);
 		if (o->now_usec)
 			mthpd_backoff_note(t, b[i].scan.addr, b[i].sig, plan_failed_lasting(&b[i].plan),
 					   o->now_usec);

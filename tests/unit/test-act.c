@@ -25,6 +25,7 @@ struct run {
 	int kpf;
 	uint64_t budget; /* 0: no limit */
 	bool vector;     /* through mthpd_act_range(), not block by block */
+	bool after_batch; /* the 2M block failed in a batch call, as flush() in target.c sees it */
 };
 
 /* Orders 2..8: what a patched kernel with every size enabled collapses. */
@@ -59,6 +60,8 @@ static void run_walk(struct run *r, uint32_t orders, uint32_t subpmd_orders,
 	if (r->vector) {
 		mthpd_plan_range(&r->scan, &k, NULL, NULL, &r->plan);
 		mthpd_act_range(&r->act, &r->scan, &k, &r->plan);
+	} else if (r->after_batch) {
+		mthpd_act_after_batch(&r->act, &r->scan, &k, MTHPD_ACT_UNKNOWN, &r->plan);
 	} else {
 		mthpd_plan_range(&r->scan, &k, mthpd_act_collapse, &r->act, &r->plan);
 	}
@@ -71,6 +74,7 @@ static void run_done(struct run *r)
 	fake_kif_done(&r->f);
 	r->budget = 0;
 	r->vector = false;
+	r->after_batch = false;
 }
 
 static void pmd_ok(struct fake_kif *f)
@@ -235,14 +239,29 @@ static void test_vectors(void)
 	TEST_ASSERT_EQ(same_as_walk(o64k, 0, first_64k_makes_2m, first_64k_makes_2m), 1);
 	test_case = "vectors: a budget of 10 64K blocks, as block by block";
 	TEST_ASSERT_EQ(same_as_walk(o64k, 10 * 16 * 4096, all_64k_ok, all_64k_ok), 1);
-	/* stopped, alone, 4 x 16K alone, then the 28 left in one call */
-	test_case = "vectors: ENOMEM stops the call; that block alone, its 16K fallback, the rest";
-	TEST_ASSERT_EQ(same_as_walk(o64k_16k, 0, fourth_64k_enomem, fourth_64k_enomem_vector), 7);
+	/* stopped, alone, then its 4 x 16K fallback and the 28 left in one call */
+	test_case = "vectors: ENOMEM stops the call; that block alone, its 16K fallback and the rest";
+	TEST_ASSERT_EQ(same_as_walk(o64k_16k, 0, fourth_64k_enomem, fourth_64k_enomem_vector), 3);
 	test_case = "vectors: EAGAIN stops the call; alone it is retried";
 	TEST_ASSERT_EQ(same_as_walk(o64k_16k, 0, fourth_64k_eagain, fourth_64k_eagain_vector), 4);
-	test_case = "vectors: a 2M plan has nothing below 2M to send";
+	test_case = "vectors: a 2M plan that fails, then its 64K fallback in one call";
 	TEST_ASSERT_EQ(same_as_walk((1U << MTHPD_PMD_ORDER) | o64k, 0, enomem_then_64k_ok,
-				    enomem_then_64k_ok), 33);
+				    enomem_then_64k_ok), 2);
+
+	/* the batch stopped at this 2M: it is asked alone, then its fallback */
+	test_case = "vectors: after a batch, a failed 2M alone, then its 64K fallback in one call";
+	r = (struct run){.after_batch = true};
+	run_walk(&r, (1U << MTHPD_PMD_ORDER) | o64k, ALL_SUBPMD, enomem_then_64k_ok);
+	TEST_ASSERT_EQ(r.act.nr_calls, 2);
+	TEST_ASSERT_EQ(r.f.nr_batches, 1);
+	TEST_ASSERT_EQ(r.f.calls[0].len, MTHPD_PMD_SIZE);
+	TEST_ASSERT_EQ(r.f.calls[32].addr, BASE + 31 * 16 * 4096);
+	TEST_ASSERT_EQ(r.f.calls[32].flags, MTHPD_MADV_COLLAPSE_ORDER | MTHPD_MADV_COLLAPSE_STRICT);
+	TEST_ASSERT_EQ(r.plan.nr_blocks, 33);
+	TEST_ASSERT_EQ(r.plan.blocks[0].result, MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL);
+	TEST_ASSERT_EQ(r.plan.blocks[32].result, MTHPD_SCAN_SUCCEED);
+	TEST_ASSERT_EQ(r.plan.nr_collapsed, 512);
+	run_done(&r);
 
 	test_case = "vectors: ESRCH in the vector call: exited, nothing more asked";
 	r = (struct run){.vector = true};
