@@ -199,12 +199,27 @@ enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_ran
 }
 
 /*
+ * Blocks of one range that go to the kernel in vector calls, answered to
+ * the planner's walk (@plan, the plan it is filling; @knobs, its knobs) in
+ * the order it asks for them.  blocks[i] got res[i] (MTHPD_ACT_UNKNOWN: not
+ * known); blocks from index @sent on have not been sent to the kernel yet.
+ */
+struct replay {
+	struct mthpd_act *act;
+	const struct mthpd_knobs *knobs;
+	struct mthpd_range_plan *plan;
+	size_t n, next, sent;
+	struct mthpd_kif_block blocks[MTHPD_KIF_MAX_BLOCKS];
+	uint8_t res[MTHPD_KIF_MAX_BLOCKS];
+};
+
+/*
  * Appends to @rp the blocks of @p from index @from on that go to the kernel
  * in vector calls: those below 2M the plan collapses, of a size the kernel
  * supports.  An unsupported size is never attempted; the walk passes it by
  * as it passes a success, so the blocks after it still come in this order.
  */
-static void replay_gather(struct mthpd_act_replay *rp, const struct mthpd_range_plan *p,
+static void replay_gather(struct replay *rp, const struct mthpd_range_plan *p,
 			  unsigned int from)
 {
 	for (unsigned int i = from; i < p->nr_blocks && rp->n < MTHPD_KIF_MAX_BLOCKS; i++) {
@@ -244,7 +259,7 @@ static enum mthpd_scan_result known_or_success(void *userdata, const struct mthp
  * a pure function of the scan, the knobs and the results, so the dry walk
  * comes to the same block as the real one and goes on from there.
  */
-static void replay_predict(struct mthpd_act_replay *rp, const struct mthpd_range_scan *scan)
+static void replay_predict(struct replay *rp, const struct mthpd_range_scan *scan)
 {
 	struct mthpd_range_plan dry;
 
@@ -253,10 +268,19 @@ static void replay_predict(struct mthpd_act_replay *rp, const struct mthpd_range
 	replay_gather(rp, &dry, rp->plan->nr_blocks);
 }
 
-enum mthpd_scan_result mthpd_act_replay_collapse(void *userdata, const struct mthpd_range_scan *scan,
-						 unsigned int offset, unsigned int order)
+/*
+ * mthpd_collapse_fn; @userdata is a struct replay.  If the walk asks for the
+ * replay's next block, it gets its result; a block not sent yet goes to the
+ * kernel in one call with all the blocks after it.  A block below 2M that
+ * the replay did not foresee, the walk having taken a fallback, makes it
+ * foresee again.  Any other block, and one whose result is unknown (where
+ * the kernel stopped), is collapsed alone with mthpd_act_collapse(), which
+ * names its errno.
+ */
+static enum mthpd_scan_result replay_collapse(void *userdata, const struct mthpd_range_scan *scan,
+					      unsigned int offset, unsigned int order)
 {
-	struct mthpd_act_replay *rp = userdata;
+	struct replay *rp = userdata;
 	struct mthpd_act *a = rp->act;
 	const uint64_t addr = scan->addr + offset * MTHPD_PAGE_SIZE;
 	const uint64_t len = MTHPD_PAGE_SIZE << order;
@@ -264,7 +288,7 @@ enum mthpd_scan_result mthpd_act_replay_collapse(void *userdata, const struct mt
 	bool next = i < rp->n && rp->blocks[i].addr == addr && rp->blocks[i].len == len;
 
 	/* a block for the kernel that the replay did not foresee */
-	if (!next && rp->knobs && order != MTHPD_PMD_ORDER && (a->subpmd_orders & (1U << order))) {
+	if (!next && order != MTHPD_PMD_ORDER && (a->subpmd_orders & (1U << order))) {
 		replay_predict(rp, scan);
 		i = 0;
 		next = rp->n > 0 && rp->blocks[0].addr == addr && rp->blocks[0].len == len;
@@ -280,7 +304,7 @@ enum mthpd_scan_result mthpd_act_replay_collapse(void *userdata, const struct mt
 			size_t k = within_budget(a, rp->blocks + i, rp->n - i);
 
 			if (k > 1)
-				rp->sent = i + collapse_vec(a, rp->blocks + i, k, rp->flags,
+				rp->sent = i + collapse_vec(a, rp->blocks + i, k, a->subpmd_flags,
 							    rp->res + i) + 1;
 		}
 		if (rp->res[i] != MTHPD_ACT_UNKNOWN)
@@ -292,22 +316,20 @@ enum mthpd_scan_result mthpd_act_replay_collapse(void *userdata, const struct mt
 void mthpd_act_range(struct mthpd_act *a, const struct mthpd_range_scan *scan,
 		     const struct mthpd_knobs *knobs, struct mthpd_range_plan *p)
 {
-	struct mthpd_act_replay rp = {
-		.act = a, .flags = a->subpmd_flags, .knobs = knobs, .plan = p,
-	};
+	struct replay rp = {.act = a, .knobs = knobs, .plan = p};
 
 	/* The blocks below 2M that the plan collapses, in the walk's order. */
 	replay_gather(&rp, p, 0);
-	mthpd_plan_range(scan, knobs, mthpd_act_replay_collapse, &rp, p);
+	mthpd_plan_range(scan, knobs, replay_collapse, &rp, p);
 }
 
 void mthpd_act_after_batch(struct mthpd_act *a, const struct mthpd_range_scan *scan,
 			   const struct mthpd_knobs *knobs, uint8_t pmd_result,
 			   struct mthpd_range_plan *p)
 {
-	struct mthpd_act_replay rp = {
+	/* the 2M block, sent already */
+	struct replay rp = {
 		.act = a,
-		.flags = a->subpmd_flags,
 		.knobs = knobs,
 		.plan = p,
 		.n = 1,
@@ -316,5 +338,5 @@ void mthpd_act_after_batch(struct mthpd_act *a, const struct mthpd_range_scan *s
 		.res = {pmd_result},
 	};
 
-	mthpd_plan_range(scan, knobs, mthpd_act_replay_collapse, &rp, p);
+	mthpd_plan_range(scan, knobs, replay_collapse, &rp, p);
 }

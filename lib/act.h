@@ -79,34 +79,6 @@ enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_ran
 					  unsigned int offset, unsigned int order);
 
 /*
- * Blocks of one range that go to the kernel in vector calls, answered to
- * the planner's walk in the order it asks for them.  blocks[i] got res[i]
- * (MTHPD_ACT_UNKNOWN: not known); blocks from index @sent on have not been
- * sent to the kernel yet.  With @knobs and @plan (the plan the walk is
- * filling), a fallback the walk takes after a failure is foreseen too, and
- * its blocks go in vector calls as well.
- */
-struct mthpd_act_replay {
-	struct mthpd_act *act;
-	unsigned int flags; /* process_madvise() flags of the vector calls */
-	const struct mthpd_knobs *knobs;
-	struct mthpd_range_plan *plan;
-	size_t n, next, sent;
-	struct mthpd_kif_block blocks[MTHPD_KIF_MAX_BLOCKS];
-	uint8_t res[MTHPD_KIF_MAX_BLOCKS];
-};
-
-/*
- * mthpd_collapse_fn; @userdata is a struct mthpd_act_replay.  If the walk
- * asks for the replay's next block, it gets its result; a block not sent
- * yet goes to the kernel in one call with all the blocks after it.  Any
- * other block, and one whose result is unknown (where the kernel stopped),
- * is collapsed alone with mthpd_act_collapse(), which names its errno.
- */
-enum mthpd_scan_result mthpd_act_replay_collapse(void *userdata, const struct mthpd_range_scan *scan,
-						 unsigned int offset, unsigned int order);
-
-/*
  * Collapses one range and fills @p as mthpd_plan_range(@scan, @knobs,
  * mthpd_act_collapse, @a, @p) would, with the same calls' results and the
  * same fallbacks, but in fewer calls.  @p holds the plan of @scan
