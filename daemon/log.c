@@ -120,3 +120,21 @@ void log_visit(const struct log_visit *v)
 			      "MTHPD_RESULT=%s", v->result, "MTHPD_BLOCKS=%lu", blocks,
 			      "MTHPD_BYTES=%" PRIu64, bytes, "MTHPD_SIZES=%s", sizes, NULL);
 }
+
+void log_process(const struct log_process *p)
+{
+	const char *who = p->unit[0] ? p->unit : p->cgroup;
+
+	if (LOG_LVL_NOTICE > max_level)
+		return;
+	if (!journal) {
+		log_msg(LOG_LVL_NOTICE, "pid %d '%s' %s: %s (policy %s)", (int)p->pid, p->comm, who,
+			p->text, p->policy);
+		return;
+	}
+	(void)sd_journal_send("MESSAGE=pid %d '%s' %s: %s", (int)p->pid, p->comm, who, p->text,
+			      "PRIORITY=%d", LOG_LVL_NOTICE, "MTHPD_PID=%d", (int)p->pid,
+			      "MTHPD_COMM=%s", p->comm, "MTHPD_CGROUP=%s", p->cgroup, "MTHPD_UNIT=%s",
+			      p->unit, "MTHPD_POLICY=%s", p->policy, "MTHPD_RESULT=%s", p->result,
+			      NULL);
+}

@@ -59,4 +59,19 @@ struct log_visit {
  */
 void log_visit(const struct log_visit *v);
 
+/* Why mthpd leaves a process, or part of it, alone. */
+struct log_process {
+	pid_t pid;
+	const char *comm, *cgroup, *unit, *policy;
+	const char *result; /* "thp_disabled", "vma_refused" */
+	const char *text;   /* the sentence after "pid N 'comm' UNIT: " */
+};
+
+/*
+ * One record, at notice: "pid 1234 'mariadbd' mariadb.service: THP disabled
+ * ...", with MTHPD_RESULT= and the process fields under journald.  The
+ * caller says it once per process and change, not every pass.
+ */
+void log_process(const struct log_process *p);
+
 #endif

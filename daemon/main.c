@@ -86,7 +86,8 @@ static void help(FILE *f)
 	      "\n"
 	      "Exit status:\n"
 	      "  0  done; every target was processed (per-block failures are results)\n"
-	      "  1  at least one target could not be processed (exited mid-run, read error)\n"
+	      "  1  at least one target could not be processed (exited mid-run, read error,\n"
+	      "     or for collapse: THP disabled for it)\n"
 	      "  2  bad usage or input (option, size, value, pid, configuration); nothing\n"
 	      "     was collapsed\n"
 	      "  3  this system cannot run mthpd (no pagemap PFNs, no /proc/kpageflags)\n",
@@ -389,7 +390,12 @@ static int run(int argc, char **argv)
 		mthpd_output_target_begin(&out, t);
 		r = mthpd_target_pass(&kif, t, &o, mthpd_output_range, &out, &st);
 		mthpd_output_target_end(&out, t, &st);
-		if (r == -ESRCH) {
+		if (r == 0 && c.collapse && t->thp_disabled) {
+			/* nothing could be done to it: a script must not read that as success */
+			fail("process %d ('%s'): THP is disabled for it (PR_SET_THP_DISABLE): nothing "
+			     "collapsed", (int)t->pid, t->comm);
+			status = EXIT_TARGET;
+		} else if (r == -ESRCH) {
 			fail("process %d ('%s') exited during the pass", (int)t->pid, t->comm);
 			status = EXIT_TARGET;
 		} else if (r < 0) {

@@ -131,6 +131,22 @@ static void prometheus_body(FILE *f, const struct metrics *m)
 		      offsetof(struct mthpd_counters, scanned_ranges));
 	write_scanned(f, m, "scanned_pages", "Occupied pages in the scanned ranges.",
 		      offsetof(struct mthpd_counters, scanned_pages));
+	fputs("# HELP mthpd_processes Processes the policy matches (after the last pass).\n"
+	      "# TYPE mthpd_processes gauge\n", f);
+	for (size_t i = 0; i < m->n; i++)
+		fprintf(f, "mthpd_processes{policy=\"%s\"} %lu\n", m->names[i], m->procs[i].processes);
+	fputs("# HELP mthpd_processes_thp_disabled Matched processes with THP disabled for "
+	      "themselves (PR_SET_THP_DISABLE): nothing can be collapsed.\n"
+	      "# TYPE mthpd_processes_thp_disabled gauge\n", f);
+	for (size_t i = 0; i < m->n; i++)
+		fprintf(f, "mthpd_processes_thp_disabled{policy=\"%s\"} %lu\n", m->names[i],
+			m->procs[i].thp_disabled);
+	fputs("# HELP mthpd_vmas_refused VMAs with memory of matched processes that the kernel "
+	      "refuses to collapse (MADV_NOHUGEPAGE).\n"
+	      "# TYPE mthpd_vmas_refused gauge\n", f);
+	for (size_t i = 0; i < m->n; i++)
+		fprintf(f, "mthpd_vmas_refused{policy=\"%s\"} %lu\n", m->names[i],
+			m->procs[i].vmas_refused);
 	fprintf(f,
 		"# HELP mthpd_passes_total Passes over the matched processes.\n"
 		"# TYPE mthpd_passes_total counter\nmthpd_passes_total %lu\n"
@@ -210,7 +226,9 @@ static void state_body(FILE *f, const struct metrics *m)
 	for (size_t i = 0; i < m->n; i++) {
 		char who[300];
 
-		(void)snprintf(who, sizeof(who), "policy %s", m->names[i]);
+		(void)snprintf(who, sizeof(who), "policy %s processes=%lu thp_disabled=%lu vmas_refused=%lu",
+			       m->names[i], m->procs[i].processes, m->procs[i].thp_disabled,
+			       m->procs[i].vmas_refused);
 		state_counters(f, who, &m->per_policy[i]);
 	}
 }

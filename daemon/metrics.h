@@ -22,6 +22,14 @@ struct metrics {
 	char *names[METRICS_MAX_POLICIES];
 	struct mthpd_counters per_policy[METRICS_MAX_POLICIES];
 	struct mthpd_counters total;
+	/*
+	 * Gauges per policy, counted after each pass over the processes it
+	 * matches: how many, how many of them turned THP off for themselves
+	 * (nothing can be done), and their VMAs the kernel refuses.
+	 */
+	struct metrics_procs {
+		unsigned long processes, thp_disabled, vmas_refused;
+	} procs[METRICS_MAX_POLICIES];
 	unsigned long passes;
 	unsigned long targets;    /* processes worked on in the last pass */
 	unsigned long ranges_huge; /* ranges of the last pass PAGEMAP_SCAN showed PMD-mapped */

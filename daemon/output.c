@@ -46,22 +46,6 @@ void mthpd_output_header(struct mthpd_output *o)
 		o->knobs->max_ptes_shared);
 }
 
-void mthpd_output_target_begin(struct mthpd_output *o, const struct mthpd_target *t)
-{
-	memset(o->planned_by_order, 0, sizeof(o->planned_by_order));
-	memset(o->done_by_order, 0, sizeof(o->done_by_order));
-	o->last[0] = '\0';
-	o->repeats = 0;
-	if (o->json)
-		return;
-	fprintf(o->f, "pid %d '%s'%s\n", (int)t->pid, t->comm,
-		t->thp_disabled ? ": THP disabled for this process (PR_SET_THP_DISABLE), skipped\n"
-				: "");
-	if (!t->thp_disabled)
-		fprintf(o->f, "  %-16s %8s %5s %6s  %s\n", "RANGE", "OCCUPIED", "SWAP", "SHARED",
-			o->collapse ? "PLAN -> RESULT" : "PLAN");
-}
-
 /* A comm is up to 15 bytes the process chose: escape it for JSON. */
 static void json_string(FILE *f, const char *s)
 {
@@ -77,6 +61,37 @@ static void json_string(FILE *f, const char *s)
 			fputc(c, f);
 	}
 	fputc('"', f);
+}
+
+void mthpd_output_target_begin(struct mthpd_output *o, const struct mthpd_target *t)
+{
+	memset(o->planned_by_order, 0, sizeof(o->planned_by_order));
+	memset(o->done_by_order, 0, sizeof(o->done_by_order));
+	o->last[0] = '\0';
+	o->repeats = 0;
+	if (o->json) {
+		/* one object for a process nothing can be done to, so that it is not silently absent */
+		if (t->thp_disabled) {
+			fprintf(o->f, "{\"pid\":%d,\"comm\":", (int)t->pid);
+			json_string(o->f, t->comm);
+			fputs(",\"action\":\"skip\",\"reason\":\"thp_disabled\",\"hint\":", o->f);
+			json_string(o->f, mthpd_thp_disabled_hint(t->comm));
+			if (o->collapse)
+				fputs(",\"result\":\"not_attempted\"", o->f);
+			fputs("}\n", o->f);
+		}
+		return;
+	}
+	if (t->thp_disabled) {
+		fprintf(o->f,
+			"pid %d '%s': THP disabled for this process (PR_SET_THP_DISABLE), skipped: the "
+			"kernel refuses MADV_COLLAPSE for all of its memory\n  hint: %s\n\n",
+			(int)t->pid, t->comm, mthpd_thp_disabled_hint(t->comm));
+		return;
+	}
+	fprintf(o->f, "pid %d '%s'\n", (int)t->pid, t->comm);
+	fprintf(o->f, "  %-16s %8s %5s %6s  %s\n", "RANGE", "OCCUPIED", "SWAP", "SHARED",
+		o->collapse ? "PLAN -> RESULT" : "PLAN");
 }
 
 static void json_block(struct mthpd_output *o, const struct mthpd_target *t,

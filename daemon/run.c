@@ -270,6 +270,100 @@ struct visit_ctx {
 	uint64_t *bytes_left; /* per policy: its max_bytes_per_pass still unspent (UINT64_MAX: none) */
 };
 
+/* What a log_process() record names the process by. */
+static struct log_process process_record(const struct mthpd_sched_proc *p,
+					 const struct mthpd_proc *proc,
+					 const struct mthpd_policy *pol, const char *result,
+					 const char *text)
+{
+	return (struct log_process){
+		.pid = proc->pid,
+		.comm = p->t.comm,
+		.cgroup = proc->cgroup,
+		.unit = proc->unit,
+		.policy = pol->name,
+		.result = result,
+		.text = text,
+	};
+}
+
+/*
+ * A matched process that turned THP off for itself gets nothing, and a
+ * service that never gets huge pages must not be a mystery: said once, and
+ * again when it changes (a process may call the prctl at any time).
+ */
+static void say_thp_disabled(struct mthpd_sched_proc *p, const struct mthpd_proc *proc,
+			     const struct mthpd_policy *pol)
+{
+	char text[512];
+	struct log_process lp;
+
+	if (p->t.thp_disabled == p->said_thp_disabled)
+		return;
+	p->said_thp_disabled = p->t.thp_disabled;
+	if (!p->t.thp_disabled) {
+		log_info("pid %d '%s': THP is enabled again for this process", (int)proc->pid,
+			 p->t.comm);
+		return;
+	}
+	(void)snprintf(text, sizeof(text),
+		       "THP disabled for this process (PR_SET_THP_DISABLE): the kernel refuses "
+		       "MADV_COLLAPSE for all of its memory, nothing is done; hint: %s",
+		       mthpd_thp_disabled_hint(p->t.comm));
+	lp = process_record(p, proc, pol, "thp_disabled", text);
+	log_process(&lp);
+}
+
+/* The VMAs of @t the kernel refused, with memory in them: how many, and their bytes. */
+static unsigned int vmas_refused(const struct mthpd_target *t, uint64_t *ret_bytes, char *list,
+				 size_t size)
+{
+	unsigned int n = 0;
+	size_t len = 0;
+
+	*ret_bytes = 0;
+	list[0] = '\0';
+	for (size_t i = 0; i < t->nr_verdicts; i++) {
+		const struct mthpd_vma_verdict *v = &t->verdicts[i];
+
+		if (!v->refused)
+			continue;
+		*ret_bytes += v->end - v->start;
+		if (++n <= 4 && len < size)
+			len += (size_t)snprintf(list + len, size - len, "%s0x%" PRIx64 "-0x%" PRIx64,
+						n > 1 ? ", " : "", v->start, v->end);
+	}
+	if (n > 4 && len < size)
+		(void)snprintf(list + len, size - len, ", ...");
+	return n;
+}
+
+/*
+ * After a visit that went over every VMA from the first to the last (so the
+ * count is whole): the VMAs left alone because the kernel refuses them
+ * (MADV_NOHUGEPAGE), said once, and again when their number changes.
+ */
+static void say_vmas_refused(struct mthpd_sched_proc *p, const struct mthpd_proc *proc,
+			     const struct mthpd_policy *pol)
+{
+	char list[200], text[400];
+	struct log_process lp;
+	uint64_t bytes;
+	unsigned int n = vmas_refused(&p->t, &bytes, list, sizeof(list));
+
+	if (n == p->said_vmas_refused)
+		return;
+	p->said_vmas_refused = n;
+	if (n == 0)
+		return;
+	(void)snprintf(text, sizeof(text),
+		       "left alone: %u VMA%s of %.1f MiB that the kernel refuses to collapse "
+		       "(MADV_NOHUGEPAGE): %s",
+		       n, n == 1 ? "" : "s", (double)bytes / (1024.0 * 1024.0), list);
+	lp = process_record(p, proc, pol, "vma_refused", text);
+	log_process(&lp);
+}
+
 /*
  * One visit of one process (mthpd_sched_visit_fn): from p->resume on, with
  * at most @allowance pages of budget.  Sets p->resume (0: it reached the
@@ -330,7 +424,10 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 	slot = (size_t)proc->pid % ARRAY_SIZE(d->dry_logged);
 	tc.log_dry = d->dry_logged[slot].pid != proc->pid ||
 		     now_usec() - d->dry_logged[slot].usec >= DRY_RUN_LOG_INTERVAL_USEC;
-	if (!p->open) {
+	if (p->open) {
+		/* THP_enabled again: a process may turn THP off after start (MariaDB) */
+		(void)mthpd_target_read_status(&d->kif, &p->t);
+	} else {
 		/* Kept open from pass to pass: pagemap, pidfd, and the VMA verdicts. */
 		r = mthpd_target_open(&d->kif, proc->pid, !d->opts->proc_root, &p->t);
 		if (r < 0) {
@@ -342,6 +439,7 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 		p->open = true;
 		d->nr_open++;
 	}
+	say_thp_disabled(p, proc, pol);
 
 	struct mthpd_pass_opts o = {
 		.knobs = &pol->knobs,
@@ -361,6 +459,8 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 	/* counted before the visit: a fault during it shows next time */
 	faults_known = mthpd_target_faults(&p->t, &faults) == 0;
 	r = mthpd_target_pass(&d->kif, &p->t, &o, target_sink, &tc, &st);
+	if (r == 0 && o.start == 0 && !p->t.thp_disabled)
+		say_vmas_refused(p, proc, pol);
 	if (tc.logged_dry) {
 		/* the minute counts from the last time some were logged */
 		d->dry_logged[slot].pid = proc->pid;
@@ -554,6 +654,27 @@ static bool newcomers(struct daemon *d)
 	return false;
 }
 
+/* The per-policy gauges of the metrics: what its processes are like now. */
+static void count_processes(struct daemon *d)
+{
+	memset(d->metrics.procs, 0, sizeof(d->metrics.procs));
+	for (size_t i = 0; i < d->sched.n; i++) {
+		const struct mthpd_sched_proc *p = d->sched.procs[i];
+		struct mthpd_counters *c;
+		struct metrics_procs *mp;
+
+		if (p->policy < 0 || (size_t)p->policy >= d->cfg->nr_policies)
+			continue;
+		c = metrics_policy(&d->metrics, d->cfg->policies[p->policy].name);
+		if (!c)
+			continue;
+		mp = &d->metrics.procs[c - d->metrics.per_policy];
+		mp->processes++;
+		mp->thp_disabled += p->open && p->t.thp_disabled;
+		mp->vmas_refused += p->said_vmas_refused;
+	}
+}
+
 static void pass(struct daemon *d)
 {
 	const struct mthpd_config *c = d->cfg;
@@ -590,6 +711,7 @@ static void pass(struct daemon *d)
 		d->nr_open += d->sched.procs[i]->open;
 	r = mthpd_sched_pass(&d->sched, c->daemon.pages_to_scan, visit, &vc, &ss);
 
+	count_processes(d);
 	/* Totals from the per-policy counters of this pass. */
 	memset(&d->metrics.total, 0, sizeof(d->metrics.total));
 	for (size_t i = 0; i < d->metrics.n; i++)

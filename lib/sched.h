@@ -44,6 +44,13 @@ struct mthpd_sched_proc {
 	 * second (@quiet_checked).  Set by the daemon after a visit.
 	 */
 	uint64_t quiet_faults, quiet_until, quiet_checked, backoff_usec;
+	/*
+	 * What the daemon last said about why it leaves (part of) the process
+	 * alone, so that it says it once, and again only when it changes: THP
+	 * disabled for the whole process, and how many VMAs the kernel refuses.
+	 */
+	bool said_thp_disabled;
+	unsigned int said_vmas_refused;
 };
 
 struct mthpd_sched {

@@ -29,11 +29,43 @@ static bool status_thp_disabled(const char *status)
 	return *p == '0';
 }
 
+int mthpd_target_read_status(struct mthpd_kif *kif, struct mthpd_target *t)
+{
+	char path[64], status[4096];
+	int r = pid_path(path, sizeof(path), t->pid, "status");
+
+	if (r >= 0)
+		r = mthpd_kif_read_proc(kif, path, status, sizeof(status));
+	if (r == -ENOENT)
+		return -ESRCH;
+	if (r < 0 && r != -EFBIG)
+		return r;
+	t->thp_disabled = r >= 0 && status_thp_disabled(status);
+	return 0;
+}
+
+const char *mthpd_thp_disabled_hint(const char *comm)
+{
+	/*
+	 * The services known to turn THP off for themselves, by their comm.
+	 * Redis: disable-thp (default yes) calls PR_SET_THP_DISABLE when
+	 * /sys/kernel/mm/transparent_hugepage/enabled is "always".
+	 */
+	if (strncmp(comm, "redis-server", 12) == 0 || strncmp(comm, "redis-sentinel", 14) == 0)
+		return "Redis turns THP off for itself when 'disable-thp' is yes (its default) and "
+		       "THP 'enabled' is 'always': set 'disable-thp no' in redis.conf and restart it";
+	if (strcmp(comm, "mariadbd") == 0 || strcmp(comm, "mysqld") == 0)
+		return "MariaDB turns THP off for itself at start (MDEV-33279, 10.6.17 and later); "
+		       "see mthpd's README, 'Services that turn THP off'";
+	return "the process, or whatever started it, called prctl(PR_SET_THP_DISABLE), which "
+	       "fork and exec inherit: look for a THP setting of the service and of its launcher";
+}
+
 int mthpd_target_open(struct mthpd_kif *kif, pid_t pid, bool need_pidfd,
 		      struct mthpd_target *ret)
 {
 	struct mthpd_target t = {.pid = pid, .pidfd = -1, .stat_fd = -1, .pagemap = {.kif = kif, .fd = -1}};
-	char path[64], status[4096];
+	char path[64];
 	int r;
 
 	if (pid <= 0)
@@ -70,12 +102,9 @@ int mthpd_target_open(struct mthpd_kif *kif, pid_t pid, bool need_pidfd,
 		goto fail;
 	t.comm[strcspn(t.comm, "\n")] = '\0';
 
-	r = pid_path(path, sizeof(path), pid, "status");
-	if (r >= 0)
-		r = mthpd_kif_read_proc(kif, path, status, sizeof(status));
-	if (r < 0 && r != -EFBIG)
+	r = mthpd_target_read_status(kif, &t);
+	if (r < 0)
 		goto fail;
-	t.thp_disabled = r >= 0 && status_thp_disabled(status);
 
 	if (need_pidfd) {
 		r = kif->ops->pidfd_open(kif, pid);

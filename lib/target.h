@@ -79,6 +79,19 @@ int mthpd_target_open(struct mthpd_kif *kif, pid_t pid, bool need_pidfd,
 		      struct mthpd_target *ret);
 
 /*
+ * Reads /proc/PID/status again for THP_enabled: a process may call
+ * prctl(PR_SET_THP_DISABLE) at any time (MariaDB does, after start-up).
+ * Returns 0, -ESRCH when it exited, -errno.
+ */
+int mthpd_target_read_status(struct mthpd_kif *kif, struct mthpd_target *t);
+
+/*
+ * Pure: what a user can do about a process with THP disabled, by its comm:
+ * the setting of a service known to turn it off, or a general sentence.
+ */
+const char *mthpd_thp_disabled_hint(const char *comm);
+
+/*
  * Pure: minflt + majflt of a /proc/PID/stat line, e.g.
  * "1234 (redis-server) S 1 1234 1234 0 -1 4194560 1500 0 3 0 ...": 1503.
  * The comm may hold spaces and parentheses: fields count from the last ')'.

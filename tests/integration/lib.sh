@@ -258,8 +258,14 @@ def results: ["succeeded","alloc_huge_page_failed","ccgroup_charge_failed","try_
 	"vma_check_failed","noop","unsupported","process_exited","permission_denied","error",
 	"not_attempted"];
 def isnum: type == "number" and . >= 0 and . == floor;
+def valid_process($mode):
+	(.pid | isnum) and (.comm | type == "string") and .action == "skip"
+	and .reason == "thp_disabled" and (.hint | type == "string")
+	and (if $mode == "plan" then has("result") | not else .result == "not_attempted" end)
+	and (keys - ["pid","comm","action","reason","hint","result"] | length == 0);
 def valid($mode):
-	if type != "object" or (.order | isnum | not) then false else
+	if type == "object" and (has("order") | not) then valid_process($mode)
+	elif type != "object" or (.order | isnum | not) then false else
 	pow(2; .order) as $n
 	| (.pid | isnum)
 	and (.addr | type == "string" and test("^0x[0-9a-f]+$"))

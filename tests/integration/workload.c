@@ -8,6 +8,9 @@
  *   workload PATTERN...     one range per PATTERN, in order
  *   workload --probe        can this machine collapse with
  *                           process_madvise(MADV_COLLAPSE)?  exit 0 or 77
+ *   workload --thp-disabled PATTERN...
+ *                           the same, after prctl(PR_SET_THP_DISABLE), as
+ *                           MariaDB and Redis do to themselves
  *
  * Patterns (512 pages per range):
  *   full     all pages written
@@ -287,6 +290,15 @@ int main(int argc, char **argv)
 
 	if (argc == 2 && strcmp(argv[1], "--probe") == 0)
 		return probe();
+	if (argc >= 2 && strcmp(argv[1], "--thp-disabled") == 0) {
+		if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) < 0) {
+			perror("workload: PR_SET_THP_DISABLE");
+			return 1;
+		}
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
 	if (argc < 2 || (unsigned int)(argc - 1) > MAX_RANGES) {
 		fprintf(stderr, "usage: workload PATTERN... (1..%u of: full half zero empty "
 				"sparse cow cowhalf mixed16 nohuge) | --probe\n", MAX_RANGES);
