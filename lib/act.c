@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "act.h"
 #include "kpageflags.h"
@@ -33,6 +36,86 @@ enum mthpd_scan_result mthpd_act_errno_result(int err)
 	default:
 		return MTHPD_RESULT_ERROR;
 	}
+}
+
+int mthpd_act_parse_vmstat(const char *buf, const char *name, uint64_t *ret)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		char *end;
+		uint64_t v;
+
+		if (strncmp(p, name, len) != 0 || p[len] != ' ')
+			continue;
+		errno = 0;
+		v = strtoull(p + len + 1, &end, 10);
+		if (errno || end == p + len + 1 || (*end != '\n' && *end))
+			return -EINVAL;
+		*ret = v;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int mthpd_act_read_alloc_failed(const struct mthpd_kif *kif, unsigned int order, uint64_t *ret)
+{
+	char buf[16384], path[96];
+	int r;
+
+	if (order == MTHPD_PMD_ORDER) {
+		r = mthpd_kif_read_proc(kif, "vmstat", buf, sizeof(buf));
+		return r < 0 ? r : mthpd_act_parse_vmstat(buf, "thp_collapse_alloc_failed", ret);
+	}
+	(void)snprintf(path, sizeof(path),
+		       "kernel/mm/transparent_hugepage/hugepages-%llukB/stats/collapse_alloc_failed",
+		       4ULL << order);
+	r = mthpd_kif_read_sys(kif, path, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	{
+		char *end;
+		uint64_t v;
+
+		errno = 0;
+		v = strtoull(buf, &end, 10);
+		if (errno || end == buf || (*end != '\n' && *end))
+			return -EINVAL;
+		*ret = v;
+	}
+	return 0;
+}
+
+/* Before a call of @order: the allocation failures so far, once a pass. */
+static void note_alloc_failed(struct mthpd_act *a, unsigned int order)
+{
+	if (a->alloc_failed_known & (1U << order))
+		return;
+	if (mthpd_act_read_alloc_failed(a->kif, order, &a->alloc_failed[order]) == 0)
+		a->alloc_failed_known |= 1U << order;
+}
+
+/*
+ * ENOMEM from MADV_COLLAPSE is a folio that could not be allocated
+ * (SCAN_ALLOC_HUGE_PAGE_FAIL) or a range with a hole (madvise's walk: "not
+ * mapped"), as when an allocator unmapped it after the scan.  The kernel
+ * counts only the first: if its count did not move since before the call,
+ * the range was not mapped, and the daemon need not stop collapsing
+ * everywhere for alloc_sleep_millisecs.  Without the count (an old kernel,
+ * below 2M before 7.2), it is taken for an allocation failure, as before.
+ */
+static enum mthpd_scan_result enomem_result(struct mthpd_act *a, unsigned int order)
+{
+	uint64_t now;
+
+	if (!(a->alloc_failed_known & (1U << order)) ||
+	    mthpd_act_read_alloc_failed(a->kif, order, &now) < 0)
+		return MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL;
+	if (now != a->alloc_failed[order]) {
+		a->alloc_failed[order] = now;
+		return MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL;
+	}
+	return MTHPD_RESULT_UNMAPPED;
 }
 
 int mthpd_act_verify(struct mthpd_act *a, uint64_t addr, unsigned int order)
@@ -127,6 +210,8 @@ static size_t collapse_vec(struct mthpd_act *a, const struct mthpd_kif_block *bl
 	int64_t bytes;
 	size_t done = 0;
 
+	for (size_t i = 0; i < n; i++)
+		note_alloc_failed(a, block_order(blocks[i].len));
 	a->nr_calls++;
 	bytes = a->kif->ops->collapse_batch(a->kif, a->pidfd, blocks, n, flags);
 	if (bytes == -ESRCH)
@@ -182,6 +267,7 @@ enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_ran
 		flags = a->subpmd_flags;
 	}
 
+	note_alloc_failed(a, order);
 	a->nr_calls++;
 	n = a->kif->ops->collapse(a->kif, a->pidfd, addr, len, flags);
 	/* EAGAIN: a page was locked, pinned or off the LRU for a moment; retry once. */
@@ -192,6 +278,8 @@ enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_ran
 	if (n < 0) {
 		if (n == -ESRCH)
 			a->exited = true;
+		if (n == -ENOMEM)
+			return enomem_result(a, order);
 		return mthpd_act_errno_result((int)-n);
 	}
 

@@ -41,6 +41,14 @@ struct mthpd_act {
 	 * and a strict policy cannot add memory by racing a fault.
 	 */
 	unsigned int pmd_flags;
+	/*
+	 * The kernel's count of failed collapse allocations per order, read
+	 * before the first call of that order in this pass (bit set in
+	 * @alloc_failed_known): an ENOMEM that did not move it was not an
+	 * allocation failure but a range no longer mapped.
+	 */
+	uint64_t alloc_failed[MTHPD_PMD_ORDER + 1];
+	uint32_t alloc_failed_known;
 	bool exited;            /* the target went away: stop calling */
 	uint64_t budget;        /* bytes it may still collapse; UINT64_MAX: no limit */
 	unsigned int nr_calls;
@@ -50,6 +58,20 @@ struct mthpd_act {
 /* Pure: the named result of a MADV_COLLAPSE errno (mm/khugepaged.c:
  * madvise_collapse_errno() read backwards). */
 enum mthpd_scan_result mthpd_act_errno_result(int err);
+
+/*
+ * Pure: the value of counter @name in a /proc/vmstat text ("name value\n"
+ * lines).  Returns 0, or -ENOENT when it is not there.
+ */
+int mthpd_act_parse_vmstat(const char *buf, const char *name, uint64_t *ret);
+
+/*
+ * How many collapses of @order failed to allocate their folio, system-wide:
+ * thp_collapse_alloc_failed of /proc/vmstat for 2M (the kernel counts only
+ * PMD order there), hugepages-<size>kB/stats/collapse_alloc_failed below
+ * (Linux 7.2+).  Returns 0, or -errno when the kernel has no such count.
+ */
+int mthpd_act_read_alloc_failed(const struct mthpd_kif *kif, unsigned int order, uint64_t *ret);
 
 /*
  * Checks that [@addr, @addr + 4K << @order) of the target is now one folio of

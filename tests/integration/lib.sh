@@ -254,7 +254,7 @@ def hex: ltrimstr("0x") | explode
 def size_name: {"2":"16K","3":"32K","4":"64K","5":"128K","6":"256K","7":"512K","8":"1M","9":"2M"}[tostring];
 def reasons: ["succeeded","exceed_none_pte","exceed_swap_pte","exceed_shared_pte",
 	"page_pmd_mapped","pte_mapped_hugepage","failed"];
-def results: ["succeeded","alloc_huge_page_failed","ccgroup_charge_failed","try_again",
+def results: ["succeeded","alloc_huge_page_failed","unmapped","ccgroup_charge_failed","try_again",
 	"vma_check_failed","noop","unsupported","process_exited","permission_denied","error",
 	"not_attempted"];
 def isnum: type == "number" and . >= 0 and . == floor;

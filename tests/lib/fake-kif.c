@@ -53,6 +53,8 @@ static int64_t fake_collapse(struct mthpd_kif *kif, int pidfd _unused_, uint64_t
 		return -E2BIG;
 	f->calls[f->nr_calls++] = (struct fake_kif_call){.addr = addr, .len = len, .flags = flags};
 	answer = i < f->nr_answers ? f->answers[i] : -ENOSYS;
+	if (answer == -ENOMEM && f->effect[i] && f->has_vmstat)
+		(void)fake_kif_vmstat(f, f->alloc_failed + 1);
 	if (answer >= 0 && f->effect[i]) {
 		if (f->folio_len[i]) {
 			len = f->folio_len[i];
@@ -178,4 +180,23 @@ void fake_kif_answer_folio(struct fake_kif *f, int64_t answer, uint64_t folio_le
 		f->folio_len[f->nr_answers] = folio_len;
 		f->effect[f->nr_answers++] = true;
 	}
+}
+
+int fake_kif_vmstat(struct fake_kif *f, uint64_t alloc_failed)
+{
+	char path[96];
+	FILE *file;
+
+	(void)snprintf(path, sizeof(path), "%s/proc/vmstat", f->dir);
+	file = fopen(path, "we");
+	if (!file)
+		return -errno;
+	fprintf(file, "nr_free_pages 1000\nthp_collapse_alloc 7\nthp_collapse_alloc_failed %llu\n"
+		      "thp_file_alloc 0\n",
+		(unsigned long long)alloc_failed);
+	if (fclose(file) != 0)
+		return -EIO;
+	f->has_vmstat = true;
+	f->alloc_failed = alloc_failed;
+	return 0;
 }

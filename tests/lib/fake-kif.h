@@ -34,6 +34,14 @@ struct fake_kif {
 	struct fake_kif_call calls[FAKE_KIF_MAX_CALLS]; /* a batch: one per block */
 	unsigned int nr_calls;
 	unsigned int nr_batches;  /* collapse_batch() calls */
+	/*
+	 * With fake_kif_vmstat(): proc/vmstat holds thp_collapse_alloc_failed
+	 * @alloc_failed, and an -ENOMEM answer with effect counts one more
+	 * there (an allocation failure); without effect it is a range that
+	 * is not mapped, which the kernel does not count.
+	 */
+	bool has_vmstat;
+	uint64_t alloc_failed;
 	uint64_t pfn_base; /* PFN of the page at the fake mapping's base address */
 	uint64_t base;     /* the fake mapping's first address */
 };
@@ -46,6 +54,8 @@ struct fake_kif {
 int fake_kif_init(struct fake_kif *f, uint64_t base, unsigned int nr_pages, uint64_t pfn_base);
 void fake_kif_done(struct fake_kif *f);
 void fake_kif_answer(struct fake_kif *f, int64_t answer, bool effect);
+/* Writes proc/vmstat with thp_collapse_alloc_failed @alloc_failed.  Returns 0 or -errno. */
+int fake_kif_vmstat(struct fake_kif *f, uint64_t alloc_failed);
 /* A success that leaves a folio of @folio_len around the block (a kernel
  * that collapsed more, or other than, what was asked). */
 void fake_kif_answer_folio(struct fake_kif *f, int64_t answer, uint64_t folio_len);

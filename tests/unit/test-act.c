@@ -114,6 +114,24 @@ static void eagain_twice_then_64k_ok(struct fake_kif *f)
 		fake_kif_answer(f, 16 * 4096, true);
 }
 
+/* ENOMEM that moved the kernel's thp_collapse_alloc_failed: a real allocation failure */
+static void enomem_counted_then_64k_ok(struct fake_kif *f)
+{
+	TEST_ASSERT_EQ(fake_kif_vmstat(f, 3), 0);
+	fake_kif_answer(f, -ENOMEM, true);
+	for (int i = 0; i < 32; i++)
+		fake_kif_answer(f, 16 * 4096, true);
+}
+
+/* ENOMEM with the count unmoved: the range was unmapped since the scan */
+static void enomem_uncounted(struct fake_kif *f)
+{
+	TEST_ASSERT_EQ(fake_kif_vmstat(f, 3), 0);
+	fake_kif_answer(f, -ENOMEM, false);
+	for (int i = 0; i < 32; i++)
+		fake_kif_answer(f, 16 * 4096, true);
+}
+
 static void esrch(struct fake_kif *f)
 {
 	fake_kif_answer(f, -ESRCH, false);
@@ -387,6 +405,43 @@ int main(void)
 	TEST_ASSERT_EQ(r.plan.nr_collapsed, 512);
 	TEST_ASSERT_EQ(r.plan.result, MTHPD_SCAN_SUCCEED);
 	run_done(&r);
+
+	test_case = "ENOMEM that the kernel counted as an allocation failure: alloc_huge_page_failed";
+	run_walk(&r, 1U << MTHPD_PMD_ORDER, 0, enomem_counted_then_64k_ok);
+	TEST_ASSERT_EQ(r.f.nr_calls, 1);
+	TEST_ASSERT_EQ(r.plan.blocks[0].result, MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL);
+	TEST_ASSERT_EQ(r.act.alloc_failed[MTHPD_PMD_ORDER], 4);
+	run_done(&r);
+
+	test_case = "ENOMEM the kernel did not count: unmapped, and no fallback to 64K";
+	run_walk(&r, pmd_64k, ALL_SUBPMD, enomem_uncounted);
+	TEST_ASSERT_EQ(r.f.nr_calls, 1);
+	TEST_ASSERT_EQ(r.plan.nr_blocks, 1);
+	TEST_ASSERT_EQ(r.plan.blocks[0].result, MTHPD_RESULT_UNMAPPED);
+	run_done(&r);
+
+	test_case = "ENOMEM with the count, then the walk's 64K fallback as before";
+	run_walk(&r, pmd_64k, ALL_SUBPMD, enomem_counted_then_64k_ok);
+	TEST_ASSERT_EQ(r.f.nr_calls, 33);
+	TEST_ASSERT_EQ(r.plan.blocks[0].result, MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL);
+	TEST_ASSERT_EQ(r.plan.nr_collapsed, 512);
+	run_done(&r);
+
+	test_case = "vmstat parsing";
+	{
+		uint64_t v = 0;
+
+		TEST_ASSERT_EQ(mthpd_act_parse_vmstat("a 1\nthp_collapse_alloc 5\nthp_collapse_alloc_failed 9\n",
+						      "thp_collapse_alloc_failed", &v), 0);
+		TEST_ASSERT_EQ(v, 9);
+		TEST_ASSERT_EQ(mthpd_act_parse_vmstat("thp_collapse_alloc_failed 12", "thp_collapse_alloc_failed", &v), 0);
+		TEST_ASSERT_EQ(v, 12);
+		TEST_ASSERT_EQ(mthpd_act_parse_vmstat("thp_collapse_alloc 5\n", "thp_collapse_alloc_failed", &v),
+			       -ENOENT);
+		TEST_ASSERT_EQ(mthpd_act_parse_vmstat("thp_collapse_alloc_failed x\n",
+						      "thp_collapse_alloc_failed", &v), -EINVAL);
+		TEST_ASSERT_EQ(mthpd_act_parse_vmstat("", "thp_collapse_alloc_failed", &v), -ENOENT);
+	}
 
 	test_case = "EAGAIN twice is try_again, and the walk goes to the next order";
 	run_walk(&r, pmd_64k, ALL_SUBPMD, eagain_twice_then_64k_ok);
