@@ -131,6 +131,11 @@ static void prometheus_body(FILE *f, const struct metrics *m)
 		      offsetof(struct mthpd_counters, scanned_ranges));
 	write_scanned(f, m, "scanned_pages", "Occupied pages in the scanned ranges.",
 		      offsetof(struct mthpd_counters, scanned_pages));
+	write_scanned(f, m, "filled_pages", "Empty pages the collapses filled: the memory they added.",
+		      offsetof(struct mthpd_counters, filled_pages));
+	write_scanned(f, m, "refill_backoff",
+		      "Blocks not filled again: collapsed by mthpd before, emptied since.",
+		      offsetof(struct mthpd_counters, refill_backoff));
 	fputs("# HELP mthpd_processes Processes the policy matches (after the last pass).\n"
 	      "# TYPE mthpd_processes gauge\n", f);
 	for (size_t i = 0; i < m->n; i++)
@@ -194,7 +199,8 @@ int metrics_write_prometheus(const struct metrics *m, const char *path)
 
 static void state_counters(FILE *f, const char *who, const struct mthpd_counters *c)
 {
-	fprintf(f, "%s ranges=%lu pages=%lu", who, c->scanned_ranges, c->scanned_pages);
+	fprintf(f, "%s ranges=%lu pages=%lu filled_pages=%lu refill_backoff=%lu", who,
+		c->scanned_ranges, c->scanned_pages, c->filled_pages, c->refill_backoff);
 	for (unsigned int o = MTHPD_PMD_ORDER; o >= MTHPD_MIN_ORDER; o--)
 		if (c->planned[o] || c->collapse_alloc[o] || c->collapse_alloc_failed[o] ||
 		    c->collapse_exceed_none_pte[o] || c->collapse_exceed_swap_pte[o] ||

@@ -209,6 +209,14 @@ static int target_sink(void *userdata, const struct mthpd_target *t,
 			.order = b->order,
 		};
 
+		if (b->action != MTHPD_ACTION_COLLAPSE && b->reason == MTHPD_RESULT_REFILL_BACKOFF &&
+		    tc->log_dry) {
+			/* repeats while the range stays as it is: once a minute, as a dry run */
+			ld.result = mthpd_result_name(MTHPD_RESULT_REFILL_BACKOFF);
+			log_decision(&ld);
+			tc->tally[MTHPD_RESULT_REFILL_BACKOFF][b->order]++;
+			tc->logged_dry = true;
+		}
 		if (b->action != MTHPD_ACTION_COLLAPSE)
 			continue;
 		ld.result = tc->acting ? mthpd_result_name((enum mthpd_scan_result)b->result)

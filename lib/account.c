@@ -16,8 +16,16 @@ void mthpd_account_range(struct mthpd_counters *c, const struct mthpd_range_scan
 			c->planned[b->order]++;
 		switch (r) {
 		case MTHPD_SCAN_SUCCEED:
-			if (acted)
+			if (acted) {
+				unsigned int to = b->offset + (1U << b->order);
+				unsigned int kept = b->occupied + mthpd_bitmap_weight(s->swap, b->offset, to);
+
 				c->collapse_alloc[b->order]++;
+				c->filled_pages += kept < (1U << b->order) ? (1U << b->order) - kept : 0;
+			}
+			break;
+		case MTHPD_RESULT_REFILL_BACKOFF:
+			c->refill_backoff++;
 			break;
 		case MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL:
 			c->collapse_alloc_failed[b->order]++;
@@ -55,6 +63,8 @@ void mthpd_account_add(struct mthpd_counters *into, const struct mthpd_counters 
 		into->collapse_failed[o] += from->collapse_failed[o];
 		into->planned[o] += from->planned[o];
 	}
+	into->filled_pages += from->filled_pages;
+	into->refill_backoff += from->refill_backoff;
 	into->scanned_ranges += from->scanned_ranges;
 	into->scanned_pages += from->scanned_pages;
 }

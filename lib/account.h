@@ -21,6 +21,10 @@ struct mthpd_counters {
 	unsigned long collapse_exceed_shared_pte[MTHPD_PMD_ORDER + 1];
 	unsigned long collapse_failed[MTHPD_PMD_ORDER + 1]; /* any other failed attempt */
 	unsigned long planned[MTHPD_PMD_ORDER + 1];         /* blocks the walk would collapse */
+	/* pages that were empty in the blocks collapsed: the memory collapsing added */
+	unsigned long filled_pages;
+	/* blocks not collapsed because mthpd had collapsed them before (refill_backoff) */
+	unsigned long refill_backoff;
 	unsigned long scanned_ranges;
 	unsigned long scanned_pages; /* occupied pages of the scanned ranges */
 };

@@ -33,6 +33,7 @@ static const char *const names[_MTHPD_SCAN_RESULT_MAX] = {
 	[MTHPD_RESULT_DRY_RUN] = "dry_run",
 	[MTHPD_RESULT_BACKOFF] = "backoff",
 	[MTHPD_RESULT_UNMAPPED] = "unmapped",
+	[MTHPD_RESULT_REFILL_BACKOFF] = "refill_backoff",
 	[MTHPD_RESULT_THP_DISABLED] = "thp_disabled",
 	[MTHPD_RESULT_VMA_REFUSED] = "vma_refused",
 };

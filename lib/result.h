@@ -41,6 +41,7 @@ enum mthpd_scan_result {
 	MTHPD_RESULT_DRY_RUN,           /* planned, not attempted: dry run or memory pressure */
 	MTHPD_RESULT_BACKOFF,           /* not attempted: it failed before and nothing changed */
 	MTHPD_RESULT_UNMAPPED,          /* ENOMEM, no allocation failed: part of the range is gone */
+	MTHPD_RESULT_REFILL_BACKOFF,    /* collapsed before, emptied since: not filled again */
 	MTHPD_RESULT_THP_DISABLED,      /* the process turned THP off (PR_SET_THP_DISABLE) */
 	MTHPD_RESULT_VMA_REFUSED,       /* a VMA the kernel refuses (MADV_NOHUGEPAGE) */
 	_MTHPD_SCAN_RESULT_MAX,

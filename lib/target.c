@@ -198,6 +198,52 @@ int mthpd_target_faults(struct mthpd_target *t, uint64_t *ret)
 	return mthpd_stat_parse_faults(buf, ret);
 }
 
+/* The index of the first entry of t->collapsed >= @addr. */
+static size_t refill_index(const struct mthpd_target *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->nr_collapsed;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->collapsed[mid] < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+bool mthpd_refill_known(const struct mthpd_target *t, uint64_t addr)
+{
+	size_t i = refill_index(t, addr);
+
+	return i < t->nr_collapsed && t->collapsed[i] == addr;
+}
+
+int mthpd_refill_note(struct mthpd_target *t, uint64_t addr)
+{
+	size_t i = refill_index(t, addr);
+
+	if (i < t->nr_collapsed && t->collapsed[i] == addr)
+		return 0;
+	if (t->nr_collapsed >= MTHPD_REFILL_MAX)
+		return -E2BIG;
+	if (t->nr_collapsed == t->collapsed_size) {
+		size_t size = t->collapsed_size ? 2 * t->collapsed_size : 64;
+		uint64_t *c = reallocarray(t->collapsed, size, sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		t->collapsed = c;
+		t->collapsed_size = size;
+	}
+	memmove(t->collapsed + i + 1, t->collapsed + i, (t->nr_collapsed - i) * sizeof(*t->collapsed));
+	t->collapsed[i] = addr;
+	t->nr_collapsed++;
+	return 0;
+}
+
 void mthpd_target_close(struct mthpd_target *t)
 {
 	if (t->pagemap.fd >= 0)
@@ -208,6 +254,9 @@ void mthpd_target_close(struct mthpd_target *t)
 		(void)close(t->stat_fd);
 	t->pagemap.fd = t->pidfd = t->stat_fd = -1;
 	mthpd_target_forget_vmas(t);
+	free(t->collapsed);
+	t->collapsed = NULL;
+	t->nr_collapsed = t->collapsed_size = 0;
 }
 
 /* The verdict an earlier pass got for exactly this VMA: 1 refused, 0 not, -1 unknown. */
@@ -403,10 +452,38 @@ static bool plan_is_whole_pmd(const struct mthpd_range_plan *p)
 	       p->blocks[0].action == MTHPD_ACTION_COLLAPSE;
 }
 
+/*
+ * Would @p collapse a block with empty pages, so that the collapse adds
+ * memory (zero-filled pages: max_ptes_none at work)?  Swapped pages are
+ * not new memory, they come back.
+ */
+static bool plan_fills(const struct mthpd_range_scan *s, const struct mthpd_range_plan *p)
+{
+	for (unsigned int i = 0; i < p->nr_blocks; i++) {
+		const struct mthpd_block *b = &p->blocks[i];
+		unsigned int to = b->offset + (1U << b->order);
+
+		if (b->action == MTHPD_ACTION_COLLAPSE &&
+		    b->occupied + mthpd_bitmap_weight(s->swap, b->offset, to) < (1U << b->order))
+			return true;
+	}
+	return false;
+}
+
+/* The blocks a strict replan of a collapsed-before range skips for empty pages. */
+static void plan_mark_refill(struct mthpd_range_plan *p)
+{
+	for (unsigned int i = 0; i < p->nr_blocks; i++)
+		if (p->blocks[i].action != MTHPD_ACTION_COLLAPSE &&
+		    p->blocks[i].reason == MTHPD_SCAN_EXCEED_NONE_PTE)
+			p->blocks[i].reason = p->blocks[i].result = MTHPD_RESULT_REFILL_BACKOFF;
+}
+
 /* A range of a batch, waiting for its process_madvise() call. */
 struct pending {
 	struct mthpd_range_scan scan;
 	struct mthpd_range_plan plan;
+	struct mthpd_knobs knobs; /* its own: strict for a range collapsed before */
 	uint64_t sig; /* mthpd_range_sig() of its entries, for the backoff */
 };
 
@@ -432,7 +509,9 @@ static int flush(struct mthpd_act *act, const struct mthpd_pass_opts *o, struct 
 	for (size_t i = 0; i < n; i++) {
 		int r;
 
-		mthpd_act_after_batch(act, &b[i].scan, o->knobs, res[i], &b[i].plan);
+		mthpd_act_after_batch(act, &b[i].scan, &b[i].knobs, res[i], &b[i].plan);
+		if (b[i].plan.nr_collapsed)
+			(void)mthpd_refill_note(t, b[i].scan.addr);
 		if (o->now_usec)
 			mthpd_backoff_note(t, b[i].scan.addr, b[i].sig, plan_failed_lasting(&b[i].plan),
 					   o->now_usec);
@@ -442,6 +521,27 @@ static int flush(struct mthpd_act *act, const struct mthpd_pass_opts *o, struct 
 			first = r;
 	}
 	return first;
+}
+
+/*
+ * Plans a scanned range with @knobs, reading the kpageflags of its occupied
+ * pages only where the walk tried a block below 2M (@below_pmd: the knobs
+ * allow such sizes).  Returns 0 or -errno.
+ */
+static int plan_range(struct mthpd_scan_ctx *sc, const uint64_t entries[MTHPD_PMD_NR],
+		      const struct mthpd_knobs *knobs, bool below_pmd, struct mthpd_range_scan *scan,
+		      struct mthpd_range_plan *plan)
+{
+	int r;
+
+	mthpd_plan_range(scan, knobs, NULL, NULL, plan);
+	if (below_pmd && !scan->folio_orders_known && plan_needs_folio_orders(plan)) {
+		r = mthpd_scan_read_folio_orders(sc, entries, scan);
+		if (r < 0)
+			return r;
+		mthpd_plan_range(scan, knobs, NULL, NULL, plan);
+	}
+	return 0;
 }
 
 int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
@@ -468,6 +568,8 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 	};
 	bool below_pmd = o->knobs->orders & ((1U << MTHPD_PMD_ORDER) - 1);
 	uint64_t entries[MTHPD_PMD_NR], sig;
+	const struct mthpd_knobs *knobs;
+	struct mthpd_knobs strict;
 	bool waiting;
 	size_t nvmas = 0, nverdicts = 0;
 	int r = 0;
@@ -547,13 +649,26 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 					goto out;
 			}
 
-			mthpd_plan_range(scan, o->knobs, NULL, NULL, plan);
-			if (below_pmd && !scan->folio_orders_known && plan_needs_folio_orders(plan)) {
-				/* kpageflags of occupied pages, only where a block below 2M was tried */
-				r = mthpd_scan_read_folio_orders(&sc, entries, scan);
+			knobs = o->knobs;
+			r = plan_range(&sc, entries, knobs, below_pmd, scan, plan);
+			if (r < 0)
+				goto out;
+			if (o->collapse && knobs->max_ptes_none && mthpd_refill_known(t, addr) &&
+			    plan_fills(scan, plan)) {
+				/*
+				 * Collapsed by mthpd before, emptied since (the allocator
+				 * gave pages back, or the kernel split the folio): filling
+				 * it again would undo what the application did, pass after
+				 * pass.  Only what is full again is collapsed.
+				 */
+				strict = *o->knobs;
+				strict.max_ptes_none = 0;
+				knobs = &strict;
+				r = plan_range(&sc, entries, knobs, below_pmd, scan, plan);
 				if (r < 0)
 					goto out;
-				mthpd_plan_range(scan, o->knobs, NULL, NULL, plan);
+				plan_mark_refill(plan);
+				st.refill_backoff++;
 			}
 			sig = 0;
 			waiting = false;
@@ -564,6 +679,7 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 			if (batch && !waiting && plan_is_whole_pmd(plan)) {
 				/* several ranges per process_madvise(): collapsed at the flush */
 				batch[nbatch].scan = *scan;
+				batch[nbatch].knobs = *knobs;
 				batch[nbatch].sig = sig;
 				batch[nbatch++].plan = *plan;
 				if (nbatch < batch_max)
@@ -582,7 +698,9 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 				if (waiting) {
 					plan_mark_backoff(plan); /* failed before, nothing changed */
 				} else if (o->collapse && plan_has_collapse(plan)) {
-					mthpd_act_range(&act, scan, o->knobs, plan);
+					mthpd_act_range(&act, scan, knobs, plan);
+					if (plan->nr_collapsed)
+						(void)mthpd_refill_note(t, addr);
 					if (o->now_usec)
 						mthpd_backoff_note(t, addr, sig, plan_failed_lasting(plan),
 								   o->now_usec);

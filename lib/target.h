@@ -49,7 +49,24 @@ struct mthpd_target {
 		unsigned int fails;
 	} backoff[MTHPD_BACKOFF_MAX];
 	unsigned int nr_backoff;
+	/*
+	 * The 2 MiB ranges mthpd collapsed (something in them), sorted: one
+	 * that is planned again has lost its folio since (the allocator gave
+	 * pages back, the kernel split it), and is only collapsed again where
+	 * that adds no memory (max_ptes_none 0), not refilled pass after
+	 * pass.  At most MTHPD_REFILL_MAX, then no more are added.
+	 */
+	uint64_t *collapsed;
+	size_t nr_collapsed, collapsed_size;
 };
+/* 512 GiB of collapsed ranges: 2 MiB of addresses per process at most */
+#define MTHPD_REFILL_MAX (1U << 18)
+
+/* Did mthpd collapse (part of) the 2 MiB range at @addr before? */
+bool mthpd_refill_known(const struct mthpd_target *t, uint64_t addr);
+
+/* Remembers that mthpd collapsed in the range at @addr.  Returns 0, -ENOMEM, -E2BIG when full. */
+int mthpd_refill_note(struct mthpd_target *t, uint64_t addr);
 /* The first retry after this, then twice as long each time, up to an hour. */
 #define MTHPD_BACKOFF_BASE_USEC (30ULL * 1000000ULL)
 #define MTHPD_BACKOFF_CAP_USEC (3600ULL * 1000000ULL)
@@ -135,6 +152,7 @@ struct mthpd_pass_stats {
 	uint64_t resume;
 	unsigned long vmas, vmas_refused, ranges, ranges_huge, blocks_planned, blocks_collapsed;
 	unsigned long noops, madvise_calls, batches;
+	unsigned long refill_backoff; /* ranges planned strictly: collapsed before, emptied since */
 	uint64_t bytes_collapsed;
 	unsigned long kpageflags_pfns, pagemap_reads, scan_ioctls;
 	bool smaps_read;

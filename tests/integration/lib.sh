@@ -253,7 +253,7 @@ def hex: ltrimstr("0x") | explode
 	| reduce .[] as $c (0; . * 16 + (if $c >= 97 then $c - 87 else $c - 48 end));
 def size_name: {"2":"16K","3":"32K","4":"64K","5":"128K","6":"256K","7":"512K","8":"1M","9":"2M"}[tostring];
 def reasons: ["succeeded","exceed_none_pte","exceed_swap_pte","exceed_shared_pte",
-	"page_pmd_mapped","pte_mapped_hugepage","failed"];
+	"page_pmd_mapped","pte_mapped_hugepage","failed","refill_backoff"];
 def results: ["succeeded","alloc_huge_page_failed","unmapped","ccgroup_charge_failed","try_again",
 	"vma_check_failed","noop","unsupported","process_exited","permission_denied","error",
 	"not_attempted"];

@@ -42,6 +42,9 @@
  * zero pages and the test can check between two runs of mthpd.
  * SIGUSR2: madvise(MADV_HUGEPAGE) over the whole mapping, print "hugepage"
  * (bench/daemon hands the memory to khugepaged this way, for comparison).
+ * SIGHUP: as an allocator that gives memory back, MADV_DONTNEED on the
+ * pages a "half" range never wrote (256..511; a collapse may have filled
+ * them), print "released N" (the ranges).
  * SIGTERM, SIGINT: kill the sibling and exit 0.
  */
 #include <errno.h>
@@ -400,6 +403,18 @@ int main(int argc, char **argv)
 		if (n != (ssize_t)sizeof(si)) {
 			perror("workload: read signalfd");
 			break;
+		}
+		if (si.ssi_signo == SIGHUP) {
+			unsigned int released = 0;
+
+			for (unsigned int i = 0; i < nr; i++)
+				if (pats[i] == PAT_HALF &&
+				    madvise(base + (size_t)i * RANGE_SIZE + RANGE_SIZE / 2, RANGE_SIZE / 2,
+					    MADV_DONTNEED) == 0)
+					released++;
+			printf("released %u\n", released);
+			(void)fflush(stdout);
+			continue;
 		}
 		if (si.ssi_signo == SIGUSR2) {
 			printf("%s\n", madvise(base, (size_t)nr * RANGE_SIZE, MADV_HUGEPAGE) == 0

@@ -82,8 +82,40 @@ static void test_backoff(void)
 	test_case = NULL;
 }
 
+/* The ranges mthpd collapsed: a sorted set, found again whatever the order of notes. */
+static void test_refill(void)
+{
+	struct mthpd_target t = {.pagemap = {.fd = -1}, .pidfd = -1, .stat_fd = -1};
+	const uint64_t r = MTHPD_PMD_SIZE;
+
+	test_case = "refill set: empty";
+	TEST_ASSERT(!mthpd_refill_known(&t, 0x7f0000000000ULL));
+	test_case = "refill set: notes out of order, one twice";
+	for (uint64_t i = 0; i < 200; i++)
+		TEST_ASSERT_EQ(mthpd_refill_note(&t, 0x7f0000000000ULL + ((i * 37) % 200) * r), 0);
+	TEST_ASSERT_EQ(mthpd_refill_note(&t, 0x7f0000000000ULL + 5 * r), 0);
+	TEST_ASSERT_EQ(t.nr_collapsed, 200);
+	for (size_t i = 1; i < t.nr_collapsed; i++)
+		TEST_ASSERT(t.collapsed[i - 1] < t.collapsed[i]);
+	TEST_ASSERT(mthpd_refill_known(&t, 0x7f0000000000ULL));
+	TEST_ASSERT(mthpd_refill_known(&t, 0x7f0000000000ULL + 199 * r));
+	TEST_ASSERT(!mthpd_refill_known(&t, 0x7f0000000000ULL + 200 * r));
+	TEST_ASSERT(!mthpd_refill_known(&t, 0x7f0000000000ULL - r));
+	test_case = "refill set: full at MTHPD_REFILL_MAX, a known range still is";
+	for (uint64_t a = 0x7f0000000000ULL + 200 * r; t.nr_collapsed < MTHPD_REFILL_MAX; a += r)
+		TEST_ASSERT_EQ(mthpd_refill_note(&t, a), 0);
+	TEST_ASSERT_EQ(mthpd_refill_note(&t, 0x10000000ULL), -E2BIG);
+	TEST_ASSERT_EQ(mthpd_refill_note(&t, 0x7f0000000000ULL + 7 * r), 0);
+	TEST_ASSERT(!mthpd_refill_known(&t, 0x10000000ULL));
+	test_case = "refill set: freed with the target";
+	mthpd_target_close(&t);
+	TEST_ASSERT(t.collapsed == NULL && t.nr_collapsed == 0);
+	TEST_ASSERT(!mthpd_refill_known(&t, 0x7f0000000000ULL));
+}
+
 int main(void)
 {
+	test_refill();
 	test_stat_parse_faults();
 	test_backoff();
 	return test_finish();

@@ -1,0 +1,61 @@
+#!/bin/bash
+# mthpd does not refill, pass after pass, what an allocator gave back.  A
+# half-written range collapsed with max_ptes_none 511 gets 256 zero-filled
+# pages; the workload then releases them (MADV_DONTNEED, as jemalloc's
+# purge does), which splits the THP.  Planned again (after a reload, which
+# makes the daemon look at every process at once), the range must not be
+# collapsed and filled a second time: it was mthpd's, and it is only
+# collapsed again where that adds no memory (refill_backoff).  The full
+# range stays huge, the filled pages are counted once, the memory is
+# unchanged.
+. "$(dirname "$0")/lib.sh"
+require_all
+
+child_cgroups refill
+A=${CGROUPS[0]}
+CONF=$TMP/conf
+mkdir -p "$CONF/policy.d"
+printf '[Daemon]\nscan_sleep_millisecs=200\nstate_file=%s\nmetrics_file=\n' "$TMP/status" >"$CONF/mthpd.conf"
+printf '[Match]\ncgroup=/mthpd-refill-*\n[Policy]\nsizes=2M\nmax_ptes_none=511\n' >"$CONF/policy.d/50-a.conf"
+
+in_cgroup "$A" half full
+P=$WL_PID B=$WL_BASE FD=$WL_FD
+"$MTHPD" run --config-dir "$CONF" 2>"$TMP/run.log" &
+DAEMON=$!
+for ((i = 0; i < 100; i++)); do
+	[ "$(anon_huge_kb "$P" "$B" 2)" = 4096 ] && break
+	sleep 0.1
+done
+[ "$(anon_huge_kb "$P" "$B" 2)" = 4096 ] || die "the two ranges were not collapsed: $(anon_huge_kb "$P" "$B" 2) kB"
+sleep 0.5
+filled=$(sed -n 's/^total .* filled_pages=\([0-9]*\) .*/\1/p' "$TMP/status")
+echo "collapsed: 4096 kB huge, filled_pages=$filled"
+[ "$filled" = 256 ] || check_fail "filled_pages $filled after the first collapse, expected 256 (half a range)"
+
+kill -HUP "$P"
+read -t "$TIMEOUT" -r line <&"$FD" || die "no answer from the workload to SIGHUP"
+echo "workload: $line; huge now $(anon_huge_kb "$P" "$B" 2) kB"
+[ "$line" = "released 1" ] || die "workload: '$line', expected 'released 1'"
+[ "$(anon_huge_kb "$P" "$B" 2)" = 2048 ] || die "the released range is still a THP"
+
+kill -HUP "$DAEMON"
+sleep 3
+sed 's/^/   log: /' "$TMP/run.log" | tail -n 6
+huge=$(anon_huge_kb "$P" "$B" 2)
+filled=$(sed -n 's/^total .* filled_pages=\([0-9]*\) .*/\1/p' "$TMP/status")
+refill=$(sed -n 's/^total .* refill_backoff=\([0-9]*\) .*/\1/p' "$TMP/status")
+echo "after the release and 15 passes: $huge kB huge, filled_pages=$filled, refill_backoff=$refill"
+[ "$huge" = 2048 ] || check_fail "the released range was collapsed (filled) again: $huge kB huge"
+[ "$filled" = 256 ] || check_fail "filled_pages $filled, expected still 256"
+[ "${refill:-0}" -ge 1 ] || check_fail "no refill_backoff counted"
+grep -q "pid $P .*: refill_backoff: 2M x1" "$TMP/run.log" || check_fail "no refill_backoff record in the log"
+v=$(wl_verify "$P" "$FD")
+[ "$v" = ok ] || check_fail "workload memory: $v"
+echo "workload memory: $v"
+
+kill -TERM "$DAEMON"
+wait "$DAEMON"
+rc=$?
+DAEMON=""
+[ "$rc" = 0 ] || check_fail "mthpd run exited $rc after SIGTERM"
+finish
