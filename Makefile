@@ -10,6 +10,7 @@
 #   make demo            a demo workload, its plan, its collapse (root)
 #   make install         DESTDIR PREFIX SBINDIR SYSCONFDIR UNITDIR MANDIR DOCDIR (mk/install.mk)
 #   make uninstall       the same files removed; neither runs systemctl
+#   make VERSION=x.y     build with another version string (see below)
 
 O ?= build
 CC ?= cc
@@ -20,6 +21,15 @@ MANDIR ?= $(PREFIX)/share/man
 WERROR ?= 1
 TEST_WRAPPER ?=
 
+# The version, defined here and nowhere else: `mthpd --version`, the start
+# log line, `mthpd status` and the metrics' mthpd_build_info show it.  In a
+# git checkout it is `git describe` of the newest tag v*, without the v
+# (0.1-3-gabc1234-dirty: 3 commits after v0.1, uncommitted changes);
+# without such a tag BASE_VERSION plus the commit (0.1+gabc1234); from a
+# tarball or without git, BASE_VERSION.  `make VERSION=...` overrides it.
+BASE_VERSION := 0.1
+VERSION ?= $(or $(patsubst v%,%,$(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null)),$(addprefix $(BASE_VERSION)+g,$(shell git rev-parse --short HEAD 2>/dev/null)),$(BASE_VERSION))
+
 WARN := -Wall -Wextra -Wshadow -Wpointer-arith -Wcast-qual -Wstrict-prototypes \
 	-Wmissing-prototypes -Wmissing-declarations -Wformat=2 -Wformat-security \
 	-Wsign-compare -Wundef -Wvla -Wimplicit-fallthrough -Wconversion
@@ -29,7 +39,8 @@ endif
 HARDEN := -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIE
 CFLAGS ?= -O2 -g
 SANFLAGS ?=
-ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(CFLAGS) $(SANFLAGS) -MMD -MP -iquote lib -iquote tests/lib
+ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(CFLAGS) $(SANFLAGS) -MMD -MP -iquote lib -iquote tests/lib \
+	-iquote $(O)/gen
 LDFLAGS_ALL := -pie -Wl,-z,relro,-z,now $(SANFLAGS) $(LDFLAGS)
 
 LIB_SRC := $(sort $(wildcard lib/*.c))
@@ -56,6 +67,15 @@ all: $(O)/mthpd $(O)/libmthpd.a $(CONTRIB_BIN) $(INTEG_BIN) $(BENCH_BIN)
 $(O)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# The version as a header, rewritten only when it changed: what includes it
+# is rebuilt after a commit or a tag, and only then.
+$(O)/gen/version.h: FORCE-VERSION
+	@mkdir -p $(@D)
+	@echo '#define MTHPD_VERSION "$(VERSION)"' >$@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(DAEMON_OBJ): $(O)/gen/version.h
+.PHONY: FORCE-VERSION
 
 $(O)/libmthpd.a: $(LIB_OBJ)
 	@mkdir -p $(@D)

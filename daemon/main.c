@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -26,8 +25,10 @@
 #include "sandbox.h"
 #include "plan.h"
 #include "result.h"
+#include "state.h"
 #include "target.h"
 #include "util.h"
+#include "version.h"
 
 enum {
 	EXIT_OK = 0,
@@ -67,6 +68,7 @@ static void help(FILE *f)
 	      "       mthpd run          [--config-dir DIR]   (the daemon)\n"
 	      "       mthpd check-config [--config-dir DIR]\n"
 	      "       mthpd status       [--config-dir DIR]\n"
+	      "       mthpd --version\n"
 	      "\n"
 	      "Plan or perform the collapse of the anonymous memory of processes into\n"
 	      "huge pages, with the order walk of khugepaged's mTHP collapse.\n"
@@ -83,6 +85,7 @@ static void help(FILE *f)
 	      "      --sys-root DIR       read DIR instead of /sys\n"
 	      "  -c, --config-dir DIR     mthpd.conf and policy.d/ (default /etc/mthpd)\n"
 	      "  -h, --help               show this help\n"
+	      "  -V, --version            show the version\n"
 	      "\n"
 	      "Exit status:\n"
 	      "  0  done; every target was processed (per-block failures are results)\n"
@@ -90,7 +93,10 @@ static void help(FILE *f)
 	      "     or for collapse: THP disabled for it)\n"
 	      "  2  bad usage or input (option, size, value, pid, configuration); nothing\n"
 	      "     was collapsed\n"
-	      "  3  this system cannot run mthpd (no pagemap PFNs, no /proc/kpageflags)\n",
+	      "  3  this system cannot run mthpd (no pagemap PFNs, no /proc/kpageflags);\n"
+	      "     for status: the daemon is not running, or its state file is stale\n"
+	      "For run, 2 also: another mthpd runs on the configuration or state file, or\n"
+	      "the state file cannot be written.\n",
 	      f);
 }
 
@@ -426,6 +432,11 @@ static void print_config(const struct mthpd_config *c)
 	       c->dir, d->scan_sleep_millisecs, d->alloc_sleep_millisecs, d->pages_to_scan,
 	       d->psi_threshold / 100, d->psi_threshold % 100, d->max_pids_per_pass,
 	       d->dry_run ? "yes" : "no", d->metrics_file, d->state_file);
+	/* mthpd.service: ProtectSystem=strict, and /run/mthpd is its RuntimeDirectory= */
+	if ((*d->metrics_file && strncmp(d->metrics_file, "/run/mthpd/", 11) != 0) ||
+	    (*d->state_file && strncmp(d->state_file, "/run/mthpd/", 11) != 0))
+		printf("# note: under mthpd.service only /run/mthpd is writable: a file elsewhere "
+		       "needs ReadWritePaths= for its directory in a drop-in\n");
 	for (size_t i = 0; i < c->nr_policies; i++) {
 		const struct mthpd_policy *p = &c->policies[i];
 
@@ -475,30 +486,44 @@ static int load_config_for(const char *dir, const char *sys_root, struct mthpd_c
 	return EXIT_OK;
 }
 
-/* `status`: what the running daemon last wrote to its state file. */
-static int show_status(const struct mthpd_config *c)
+/*
+ * check-config: can the daemon write its files there?  The state file is
+ * refused, the metrics only warned about.  A directory that does not exist
+ * yet is only a note: systemd's RuntimeDirectory=mthpd makes /run/mthpd
+ * when the service starts, and `run` checks again then, inside the unit's
+ * sandbox.
+ */
+static int check_paths(const struct mthpd_config *c)
 {
-	_cleanup_fclose_ FILE *f = fopen(c->daemon.state_file, "re");
-	char line[4096];
-	long pid = 0;
+	const struct {
+		const char *key, *path;
+		bool required;
+	} files[] = {
+		{"state_file", c->daemon.state_file, true},
+		{"metrics_file", c->daemon.metrics_file, false},
+	};
+	int status = EXIT_OK;
 
-	if (!f) {
-		printf("mthpd is not running (no state file '%s': %s)\n", c->daemon.state_file,
-		       strerror(errno));
-		return EXIT_SYSTEM;
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		char dir[4096];
+		int r;
+
+		if (!*files[i].path)
+			continue;
+		r = state_probe_writable(files[i].path, dir, sizeof(dir));
+		if (r == -ENOENT && access(dir, F_OK) < 0)
+			fprintf(stderr, "mthpd: note: %s=%s: directory '%s' does not exist (yet?): "
+				"the daemon writes nothing there until it does\n",
+				files[i].key, files[i].path, dir);
+		else if (r < 0 && files[i].required) {
+			fail("%s=%s: cannot write files in '%s': %s", files[i].key, files[i].path, dir,
+			     strerror(-r));
+			status = EXIT_USAGE;
+		} else if (r < 0)
+			fprintf(stderr, "mthpd: warning: %s=%s: cannot write files in '%s': %s\n",
+				files[i].key, files[i].path, dir, strerror(-r));
 	}
-	if (!fgets(line, sizeof(line), f) || sscanf(line, "pid %ld", &pid) != 1 || pid <= 0) {
-		fail("'%s' is not an mthpd state file", c->daemon.state_file);
-		return EXIT_SYSTEM;
-	}
-	if (kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
-		printf("mthpd is not running (pid %ld in '%s' is gone)\n", pid, c->daemon.state_file);
-		return EXIT_SYSTEM;
-	}
-	printf("mthpd is running as pid %ld (%s)\n", pid, c->daemon.state_file);
-	while (fgets(line, sizeof(line), f))
-		fputs(line, stdout);
-	return EXIT_OK;
+	return status;
 }
 
 /* run, check-config, status, sandbox-test: --config-dir and the roots. */
@@ -558,9 +583,11 @@ static int daemon_commands(int argc, char **argv)
 		return status;
 	if (strcmp(cmd, "check-config") == 0) {
 		print_config(c);
-		printf("\nconfiguration OK: %s\n", ro.config_dir);
+		status = check_paths(c);
+		if (status == EXIT_OK)
+			printf("\nconfiguration OK: %s\n", ro.config_dir);
 	} else {
-		status = show_status(c);
+		status = state_show(c->daemon.state_file, stdout);
 	}
 	mthpd_config_free(c);
 	return status;
@@ -568,6 +595,11 @@ static int daemon_commands(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0 ||
+			  strcmp(argv[1], "version") == 0)) {
+		printf("mthpd %s\n", MTHPD_VERSION);
+		return EXIT_OK;
+	}
 	if (argc >= 2 && (strcmp(argv[1], "run") == 0 || strcmp(argv[1], "check-config") == 0 ||
 			  strcmp(argv[1], "status") == 0 ||
 			  strcmp(argv[1], "sandbox-test") == 0))

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "knobs.h"
@@ -166,6 +168,10 @@ static void prometheus_body(FILE *f, const struct metrics *m)
 		"nothing to do and no page fault since.\n"
 		"# TYPE mthpd_last_pass_quiet_processes gauge\nmthpd_last_pass_quiet_processes %lu\n",
 		m->passes, m->last_pass_seconds, m->backing_off ? 1 : 0, m->ranges_huge, m->quiet);
+	if (m->version)
+		fprintf(f, "# HELP mthpd_build_info The version of the running mthpd.\n"
+			   "# TYPE mthpd_build_info gauge\nmthpd_build_info{version=\"%s\"} 1\n",
+			m->version);
 	if (!m->features)
 		return;
 	fputs("# HELP mthpd_subpmd_collapse 1 if the kernel collapses this size below 2M "
@@ -217,11 +223,23 @@ static void state_counters(FILE *f, const char *who, const struct mthpd_counters
 
 static void state_body(FILE *f, const struct metrics *m)
 {
-	/* One "key value..." per line; `mthpd status` prints it. */
+	struct timespec ts;
+
+	/*
+	 * One "key value..." per line; `mthpd status` prints it.  First who
+	 * wrote it and when (daemon/state.h): status believes a pid only with
+	 * its start time, comm and boot id, and only a file written in the
+	 * last few seconds.
+	 */
+	(void)clock_gettime(CLOCK_BOOTTIME, &ts);
+	fprintf(f, "pid %d\nversion %s\ncomm %s\nstart_time %" PRIu64 "\nboot_id %s\n"
+		   "written_boottime_usec %" PRIu64 "\n",
+		(int)m->pid, m->version ? m->version : "unknown", m->ident.comm, m->ident.start_time,
+		m->ident.boot_id, (uint64_t)ts.tv_sec * 1000000U + (uint64_t)ts.tv_nsec / 1000U);
 	fprintf(f,
-		"pid %d\npasses %lu\nlast_pass_seconds %.6f\ntargets %lu\nhuge_ranges %lu\n"
+		"passes %lu\nlast_pass_seconds %.6f\ntargets %lu\nhuge_ranges %lu\n"
 		"quiet %lu\nbacking_off %s\n",
-		(int)m->pid, m->passes, m->last_pass_seconds, m->targets, m->ranges_huge, m->quiet,
+		m->passes, m->last_pass_seconds, m->targets, m->ranges_huge, m->quiet,
 		m->backing_off ? "yes" : "no");
 	if (m->features) {
 		char feat[160];

@@ -14,6 +14,7 @@
 
 #include "account.h"
 #include "features.h"
+#include "state.h"
 
 #define METRICS_MAX_POLICIES 1024
 
@@ -37,6 +38,8 @@ struct metrics {
 	double last_pass_seconds;
 	bool backing_off;
 	pid_t pid;
+	struct state_ident ident; /* the daemon's own, for `mthpd status`; zero: unknown */
+	const char *version;      /* MTHPD_VERSION */
 	const struct mthpd_features *features; /* the last probe; NULL: not probed */
 };
 

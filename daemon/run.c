@@ -31,7 +31,9 @@
 #include "run.h"
 #include "sandbox.h"
 #include "sched.h"
+#include "state.h"
 #include "target.h"
+#include "version.h"
 
 struct daemon {
 	const struct run_opts *opts;
@@ -58,6 +60,7 @@ struct daemon {
 	size_t nr_open, max_open;  /* targets kept open (3 fds each), and the most allowed */
 	size_t window, window_period; /* past max_pids_per_pass: which of them this time */
 	int metrics_err, state_err; /* the last write's error, logged when it changes */
+	struct state_lock lock;     /* one daemon per configuration and state file */
 	uint64_t written_usec;      /* when STATUS= and the files were last written */
 	/*
 	 * When each pid last had its planned-only decisions logged: a dry run
@@ -135,6 +138,36 @@ static void watchdog_ping(struct daemon *d)
 		return;
 	(void)sd_notify(0, "WATCHDOG=1");
 	d->next_watchdog = now + d->watchdog_usec / 2;
+}
+
+/* The metrics and state files, whatever changed. */
+static void write_files(struct daemon *d)
+{
+	const struct mthpd_config *c = d->cfg;
+	int r;
+
+	d->written_usec = now_usec();
+	r = metrics_write_prometheus(&d->metrics, c->daemon.metrics_file);
+	/* Said once, and again when it changes: not after every pass. */
+	if (r < 0 && r != d->metrics_err)
+		log_errno(LOG_LVL_WARNING, r, "cannot write '%s': %m, ignoring", c->daemon.metrics_file);
+	d->metrics_err = r < 0 ? r : 0;
+	r = metrics_write_state(&d->metrics, c->daemon.state_file);
+	if (r < 0 && r != d->state_err)
+		log_errno(LOG_LVL_WARNING, r, "cannot write '%s': %m, ignoring", c->daemon.state_file);
+	d->state_err = r < 0 ? r : 0;
+}
+
+/*
+ * `mthpd status` takes a state file older than a few seconds for a hung
+ * daemon: rewritten at least once a second, also between passes
+ * scan_sleep_millisecs apart and during a pass that takes long.
+ */
+static void keep_files_fresh(struct daemon *d)
+{
+	/* 9/10: the arrival timer's tick a second later must not find it a hair too young */
+	if (now_usec() - d->written_usec >= FILES_INTERVAL_USEC * 9 / 10)
+		write_files(d);
 }
 
 /* Reads pending signals without blocking: SIGTERM/SIGINT stop, SIGHUP reloads. */
@@ -243,6 +276,7 @@ static int target_sink(void *userdata, const struct mthpd_target *t,
 	}
 
 	watchdog_ping(d);
+	keep_files_fresh(d);
 	read_signals(d);
 	if (d->stop)
 		return -ECANCELED;
@@ -694,7 +728,7 @@ static void pass(struct daemon *d)
 	struct visit_ctx vc = {.d = d, .bytes_left = bytes_left};
 	char status[320];
 	bool news;
-	int n, r = 0;
+	int n;
 
 	if (!bytes_left)
 		return;
@@ -717,7 +751,7 @@ static void pass(struct daemon *d)
 	d->nr_open = 0;
 	for (size_t i = 0; i < d->sched.n; i++)
 		d->nr_open += d->sched.procs[i]->open;
-	r = mthpd_sched_pass(&d->sched, c->daemon.pages_to_scan, visit, &vc, &ss);
+	(void)mthpd_sched_pass(&d->sched, c->daemon.pages_to_scan, visit, &vc, &ss);
 
 	count_processes(d);
 	/* Totals from the per-policy counters of this pass. */
@@ -752,17 +786,8 @@ static void pass(struct daemon *d)
 	news |= planned || collapsed || d->metrics.passes == 1;
 	if (!news && now_usec() - d->written_usec < FILES_INTERVAL_USEC)
 		return;
-	d->written_usec = now_usec();
 	(void)sd_notifyf(0, "STATUS=%s", status);
-	r = metrics_write_prometheus(&d->metrics, c->daemon.metrics_file);
-	/* Said once, and again when it changes: not after every pass. */
-	if (r < 0 && r != d->metrics_err)
-		log_errno(LOG_LVL_WARNING, r, "cannot write '%s': %m, ignoring", c->daemon.metrics_file);
-	d->metrics_err = r < 0 ? r : 0;
-	r = metrics_write_state(&d->metrics, c->daemon.state_file);
-	if (r < 0 && r != d->state_err)
-		log_errno(LOG_LVL_WARNING, r, "cannot write '%s': %m, ignoring", c->daemon.state_file);
-	d->state_err = r < 0 ? r : 0;
+	write_files(d);
 }
 
 static int load_config(struct daemon *d, struct mthpd_config **ret)
@@ -884,6 +909,49 @@ static int arm_timer(struct daemon *d, uint64_t msec)
 	return timerfd_settime(d->timer_fd, 0, &its, NULL) < 0 ? -errno : 0;
 }
 
+/*
+ * Before anything else, and before the sandboxes (systemd's read-only
+ * file system, the seccomp filter) could hide why: the locks, and whether
+ * the state and metrics files can be written where the configuration says.
+ * No state file for `mthpd status` is an error; no metrics, a warning.
+ */
+static int claim_files(struct daemon *d)
+{
+	const struct mthpd_daemon_conf *dc = &d->cfg->daemon;
+	struct mthpd_kif self = {.proc_fd = -1, .sys_fd = -1};
+	const char *bad = NULL;
+	char err[4200 + 200], dir[4096];
+	int r;
+
+	r = state_lock_take(d->opts->config_dir, dc->state_file, &d->lock, err, sizeof(err));
+	if (r < 0) {
+		log_error("%s", err);
+		return r == -EBUSY ? r : -EINVAL;
+	}
+	if (*dc->state_file) {
+		r = state_probe_writable(dc->state_file, dir, sizeof(dir));
+		if (r < 0)
+			return log_errno(LOG_LVL_ERR, -EINVAL, "state_file=%s: cannot write files in '%s': %s",
+					 dc->state_file, dir, strerror(-r));
+	}
+	if (*dc->metrics_file) {
+		r = state_probe_writable(dc->metrics_file, dir, sizeof(dir));
+		if (r < 0) {
+			log_warning("metrics_file=%s: cannot write files in '%s': %s; running without "
+				    "metrics", dc->metrics_file, dir, strerror(-r));
+			d->metrics_err = r; /* not said again after each pass */
+		}
+	}
+	/* Who writes the state file: the live process, whatever --proc-root says. */
+	r = mthpd_kif_linux_init(NULL, NULL, &self, &bad);
+	if (r >= 0)
+		r = state_ident_read(self.proc_fd, getpid(), &d->metrics.ident);
+	mthpd_kif_done(&self);
+	if (r < 0)
+		return log_errno(LOG_LVL_ERR, r, "cannot read mthpd's own identity in /proc: %m");
+	return 0;
+}
+
 static int setup(struct daemon *d)
 {
 	char mountinfo[65536];
@@ -898,6 +966,9 @@ static int setup(struct daemon *d)
 	if (r < 0)
 		return log_errno(LOG_LVL_ERR, r, "cannot read '%s': %m", file);
 	r = load_config(d, &d->cfg);
+	if (r < 0)
+		return r;
+	r = claim_files(d);
 	if (r < 0)
 		return r;
 	r = mthpd_features_probe(&d->kif, &d->features);
@@ -995,20 +1066,21 @@ static int setup(struct daemon *d)
 int run_daemon(const struct run_opts *o)
 {
 	struct daemon d = {.opts = o, .kpf_fd = -1, .sig_fd = -1, .timer_fd = -1, .arrival_fd = -1,
-			   .cgroup_fd = -1,
+			   .cgroup_fd = -1, .lock = {.dir_fd = -1, .file_fd = -1},
 			   .kif = {.proc_fd = -1, .sys_fd = -1}};
 	int r, status = 0;
 
 	log_setup(getenv("MTHPD_DEBUG") ? LOG_LVL_DEBUG : LOG_LVL_INFO);
 	d.metrics.pid = getpid();
+	d.metrics.version = MTHPD_VERSION;
 	d.metrics.features = &d.features;
 	r = setup(&d);
 	if (r < 0) {
-		status = r == -EINVAL ? 2 : 3;
+		status = r == -EINVAL || r == -EBUSY ? 2 : 3; /* a second daemon: 2 */
 		goto out;
 	}
-	log_notice("started: %zu polic%s from '%s', a pass every %u ms%s", d.cfg->nr_policies,
-		   d.cfg->nr_policies == 1 ? "y" : "ies", o->config_dir,
+	log_notice("started: mthpd %s, %zu polic%s from '%s', a pass every %u ms%s", MTHPD_VERSION,
+		   d.cfg->nr_policies, d.cfg->nr_policies == 1 ? "y" : "ies", o->config_dir,
 		   d.cfg->daemon.scan_sleep_millisecs, d.cfg->daemon.dry_run ? ", dry run" : "");
 	(void)sd_notify(0, "READY=1\nSTATUS=started");
 	d.next_watchdog = 0;
@@ -1040,6 +1112,7 @@ int run_daemon(const struct run_opts *o)
 			pass(&d);
 			r = arm_timer(&d, d.cfg->daemon.scan_sleep_millisecs);
 		}
+		keep_files_fresh(&d);
 	}
 	(void)sd_notify(0, "STOPPING=1\nSTATUS=stopping");
 	log_notice("stopping after %lu passes", d.metrics.passes);
@@ -1055,6 +1128,7 @@ out:
 	if (d.arrival_fd >= 0)
 		(void)close(d.arrival_fd);
 	mthpd_kif_done(&d.kif);
+	state_lock_release(&d.lock);
 	metrics_free(&d.metrics);
 	mthpd_sched_free(&d.sched);
 	mthpd_config_free(d.cfg);

@@ -181,6 +181,44 @@ int mthpd_stat_parse_kthread(const char *line)
 	return r < 0 ? r : !!(v[6] & PF_KTHREAD);
 }
 
+int mthpd_stat_parse_start(const char *line, char *ret_comm, size_t comm_size,
+			   uint64_t *ret_start)
+{
+	const char *open = strchr(line, '('), *close = strrchr(line, ')'), *p;
+	uint64_t v = 0;
+	size_t len;
+
+	if (!open || !close || close < open || comm_size == 0)
+		return -EINVAL;
+	/* fields 3 (state) to 21 after ')', each one word; field 22 is the start time */
+	p = close + 1;
+	for (unsigned int field = 3; field <= 22; field++) {
+		p += strspn(p, " ");
+		if (!*p || *p == '\n')
+			return -EINVAL;
+		if (field < 22) {
+			p += strcspn(p, " \n");
+			continue;
+		}
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		for (; *p >= '0' && *p <= '9'; p++) {
+			if (v > (UINT64_MAX - 9) / 10)
+				return -EINVAL;
+			v = v * 10 + (uint64_t)(*p - '0');
+		}
+		if (*p && *p != ' ' && *p != '\n')
+			return -EINVAL;
+	}
+	len = (size_t)(close - open - 1);
+	if (len >= comm_size)
+		len = comm_size - 1;
+	memcpy(ret_comm, open + 1, len);
+	ret_comm[len] = '\0';
+	*ret_start = v;
+	return 0;
+}
+
 int mthpd_target_faults(struct mthpd_target *t, uint64_t *ret)
 {
 	char buf[1024];

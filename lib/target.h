@@ -120,6 +120,16 @@ int mthpd_stat_parse_faults(const char *line, uint64_t *ret);
 int mthpd_stat_parse_kthread(const char *line);
 
 /*
+ * Pure: the comm (between the first '(' and the last ')', cut to fit
+ * @comm_size) and the start time (field 22, clock ticks after boot) of a
+ * /proc/PID/stat line.  A pid and its start time name one process for the
+ * whole boot; a pid alone is reused.  Returns 0, or -EINVAL for a line
+ * that is not one (then nothing is written).
+ */
+int mthpd_stat_parse_start(const char *line, char *ret_comm, size_t comm_size,
+			   uint64_t *ret_start);
+
+/*
  * The page faults of the whole process so far (minflt + majflt of all its
  * threads, /proc/PID/stat).  Every page the process maps anew comes with a
  * fault, so an unchanged count says no page was added since.

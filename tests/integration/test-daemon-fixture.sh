@@ -3,6 +3,10 @@
 # needed): units matched by policy, unmatched processes never looked at,
 # memory pressure (PSI) turning collapsing off and on with one log line
 # each, and per-decision records.  With --proc-root the daemon only plans.
+# Then (issue 18): the version in the log, the metrics and `status`; one
+# daemon per configuration and state file (a second exits 2); the state
+# file kept fresh between passes a minute apart, and `status` calling a
+# stopped daemon's file stale.
 set -u
 O=${O:-build}
 MTHPD=$O/mthpd
@@ -78,6 +82,32 @@ psi 0.00
 wait_log "collapsing resumes" || fail "no log line when pressure fell again"
 [ "$(grep -c 'is above psi_threshold' "$T/log")" = 1 ] || fail "the backoff was logged more than once"
 
+V=$("$MTHPD" --version)
+case $V in "mthpd "?*) ;; *) fail "--version printed '$V'" ;; esac
+V=${V#mthpd }
+[ "$("$MTHPD" version)" = "mthpd $V" ] || fail "'mthpd version' differs from --version"
+grep -q "started: mthpd $V, 1 policy from" "$T/log" || fail "the start line has no version $V: $(grep started "$T/log")"
+grep -qxF "mthpd_build_info{version=\"$V\"} 1" "$T/metrics.prom" || fail "no mthpd_build_info for $V in the metrics"
+"$MTHPD" status --config-dir "$T/conf" >"$T/status.out" 2>&1
+rc=$?
+[ "$rc" = 0 ] || fail "status of a running daemon: exit $rc: $(cat "$T/status.out")"
+grep -q "^mthpd is running as pid $DAEMON (version $V; '$T/status' written [0-9.]* s ago)$" "$T/status.out" ||
+	fail "status: $(head -1 "$T/status.out")"
+
+# One daemon per configuration and per state file: a second exits 2 with one line.
+second() { # NAME CONFIG-DIR EXPECTED-STDERR-PATTERN
+	timeout 10 "$MTHPD" run --config-dir "$2" --proc-root "$P" --sys-root "$T/tree/sys" >"$T/$1.out" 2>"$T/$1.err"
+	rc=$?
+	[ "$rc" = 2 ] || fail "$1: a second mthpd run: exit $rc, expected 2"
+	[ "$(wc -l <"$T/$1.err")" = 1 ] || fail "$1: stderr is not one line: $(cat "$T/$1.err")"
+	grep -q "$3" "$T/$1.err" || fail "$1: stderr: $(cat "$T/$1.err")"
+}
+second same-config "$T/conf" "another mthpd with pid $DAEMON already runs with state_file=$T/status"
+mkdir -p "$T/conf2/policy.d"
+cp "$T/conf/mthpd.conf" "$T/conf2/"
+second same-state "$T/conf2" "another mthpd with pid $DAEMON already runs with state_file=$T/status"
+grep -q "pass 1:" "$T/same-config.err" "$T/same-state.err" && fail "a refused second daemon made a pass"
+
 kill -TERM "$DAEMON"
 wait "$DAEMON"
 rc=$?
@@ -85,5 +115,42 @@ DAEMON=""
 [ "$rc" = 0 ] || fail "exit status $rc after SIGTERM"
 grep -q "stopping after" "$T/log" || fail "no stopping line"
 sed 's/^/   log: /' "$T/log" | head -20
+
+# Without a state file, the configuration directory's lock still holds.
+mkdir -p "$T/conf3/policy.d"
+printf '[Daemon]\nscan_sleep_millisecs=100\nstate_file=\nmetrics_file=\n' >"$T/conf3/mthpd.conf"
+"$MTHPD" run --config-dir "$T/conf3" --proc-root "$P" --sys-root "$T/tree/sys" 2>"$T/log3" &
+DAEMON=$!
+for ((i = 0; i < 50; i++)); do grep -q "pass 1:" "$T/log3" && break; sleep 0.1; done
+second same-dir "$T/conf3" "another mthpd already runs on the configuration in '$T/conf3'"
+kill -TERM "$DAEMON"; wait "$DAEMON"; DAEMON=""
+
+# Passes a minute apart: the state file is still rewritten every second.
+sed -i 's/^scan_sleep_millisecs=.*/scan_sleep_millisecs=60000/' "$T/conf/mthpd.conf"
+: >"$T/log"
+"$MTHPD" run --config-dir "$T/conf" --proc-root "$P" --sys-root "$T/tree/sys" 2>"$T/log" &
+DAEMON=$!
+wait_log "pass 1:" || fail "no first pass: $(cat "$T/log")"
+sleep 3
+age() { # of the state file, in ms, by its own written_boottime_usec
+	awk -v now="$(awk '{ printf "%d", $1 * 1000000 }' /proc/uptime)" \
+		'$1 == "written_boottime_usec" { printf "%d", (now - $2) / 1000 }' "$T/status"
+}
+a=$(age)
+echo "state file age 3 s after the first pass of a minute: ${a} ms"
+[ -n "$a" ] && [ "$a" -le 1500 ] || fail "state file not rewritten between passes a minute apart: ${a:-?} ms old"
+"$MTHPD" status --config-dir "$T/conf" >"$T/status.out" || fail "status between passes: $(cat "$T/status.out")"
+# A stopped (or hung) daemon: its file goes stale, status says so and exits 3.
+kill -STOP "$DAEMON"
+sleep 6
+"$MTHPD" status --config-dir "$T/conf" >"$T/status.out" 2>&1
+rc=$?
+kill -CONT "$DAEMON"
+echo "status of a stopped daemon (exit $rc): $(head -1 "$T/status.out")"
+[ "$rc" = 3 ] || fail "status of a stopped daemon: exit $rc, expected 3"
+grep -q "^mthpd is stale: pid $DAEMON (version $V) last wrote '$T/status' [5-9]\.[0-9] s ago" "$T/status.out" ||
+	fail "status of a stopped daemon: $(head -1 "$T/status.out")"
+kill -TERM "$DAEMON"; wait "$DAEMON"; DAEMON=""
+
 [ "$FAILS" = 0 ] || { echo "$FAILS check(s) failed"; exit 1; }
 echo PASS

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "target.h"
 #include "test.h"
@@ -37,6 +38,44 @@ static void test_stat_parse_faults(void)
 		test_case = t[i].what;
 		TEST_ASSERT_EQ(mthpd_stat_parse_faults(t[i].line, &got), t[i].r);
 		TEST_ASSERT_EQ(got, t[i].r == 0 ? t[i].faults : 0xdead);
+	}
+	test_case = NULL;
+}
+
+/* Comm and start time (field 22): what `mthpd status` compares with its state file. */
+static void test_stat_parse_start(void)
+{
+	static const struct {
+		const char *what, *line;
+		int r;
+		const char *comm;
+		uint64_t start;
+	} t[] = {
+		{ "a plain comm",
+		  "1234 (redis-server) S 1 1234 1234 0 -1 4194560 1500 0 3 0 12 5 0 0 20 0 4 0 "
+		  "4242 123456789 2000 18446744073709551615 1 1 0 0 0 0 0 4096 17920 0 0 0 17 1 0 0 0 0 0\n",
+		  0, "redis-server", 4242 },
+		{ "a comm with spaces and a parenthesis",
+		  "77 (my (odd) name) R 1 77 77 34816 77 4194304 9 0 0 0 0 0 0 0 20 0 1 0 99 2 3\n", 0,
+		  "my (odd) name", 99 },
+		{ "start time last on the line", "5 (x) S 1 5 5 -1 -1 0 10 20 30 0 0 0 0 0 20 0 1 0 7", 0,
+		  "x", 7 },
+		{ "cut short before the start time", "5 (x) S 1 5 5 0 -1 0 10 0 30 0 0 0 0 0 20 0 1 0\n",
+		  -EINVAL, "", 0 },
+		{ "a word where the start time is",
+		  "5 (x) S 1 5 5 0 -1 0 10 0 30 0 0 0 0 0 20 0 1 0 soon 1\n", -EINVAL, "", 0 },
+		{ "no parentheses", "5 x S 1 5 5 0 -1 0 10 0 30 0 0 0 0 0 20 0 1 0 7\n", -EINVAL, "", 0 },
+		{ "empty", "", -EINVAL, "", 0 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		char comm[16] = "";
+		uint64_t got = 0xdead;
+
+		test_case = t[i].what;
+		TEST_ASSERT_EQ(mthpd_stat_parse_start(t[i].line, comm, sizeof(comm), &got), t[i].r);
+		TEST_ASSERT_EQ(got, t[i].r == 0 ? t[i].start : 0xdead);
+		TEST_ASSERT_STREQ(comm, t[i].comm);
 	}
 	test_case = NULL;
 }
@@ -117,6 +156,7 @@ int main(void)
 {
 	test_refill();
 	test_stat_parse_faults();
+	test_stat_parse_start();
 	test_backoff();
 	return test_finish();
 }

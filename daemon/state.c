@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kif.h"
+#include "state.h"
+#include "target.h"
+#include "util.h"
+
+/* Reads a small file below @dirfd, NUL-terminated.  Returns the length or -errno. */
+static int read_at(int dirfd, const char *path, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+int state_ident_read(int proc_fd, pid_t pid, struct state_ident *ret)
+{
+	struct state_ident id = {.pid = pid};
+	char path[32], line[1024];
+	int r;
+
+	(void)snprintf(path, sizeof(path), "%d/stat", (int)pid);
+	r = read_at(proc_fd, path, line, sizeof(line));
+	if (r == -ENOENT || r == 0)
+		return -ESRCH;
+	if (r < 0)
+		return r;
+	/* "1234 (mthpd) S 1 1234 ... 4242 ...": comm, and field 22 the start time */
+	r = mthpd_stat_parse_start(line, id.comm, sizeof(id.comm), &id.start_time);
+	if (r < 0)
+		return r;
+	/* "3f0c9a8e-5b1d-4c2e-9f6a-0123456789ab\n", new at every boot */
+	r = read_at(proc_fd, "sys/kernel/random/boot_id", id.boot_id, sizeof(id.boot_id));
+	if (r < 0)
+		return r;
+	id.boot_id[strcspn(id.boot_id, "\n")] = '\0';
+	*ret = id;
+	return 0;
+}
+
+int state_probe_writable(const char *path, char *ret_dir, size_t dir_size)
+{
+	char tmp[4096], renamed[4096 + 8];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+	size_t len;
+	int fd;
+
+	len = slash ? (size_t)(slash - path) : 0;
+	if (len == 0)
+		len = 1; /* "/status": the root */
+	if (len >= dir_size)
+		return -ENAMETOOLONG;
+	memcpy(ret_dir, path, len);
+	ret_dir[len] = '\0';
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (snprintf(tmp, sizeof(tmp), "%s.probe-%d", path, (int)getpid()) >= (int)sizeof(tmp) ||
+	    snprintf(renamed, sizeof(renamed), "%s.r", tmp) >= (int)sizeof(renamed))
+		return -ENAMETOOLONG;
+	/* as metrics.c's open_tmp() and finish() do it */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	(void)close(fd);
+	if (rename(tmp, renamed) < 0) {
+		int r = -errno;
+
+		(void)unlink(tmp);
+		return r;
+	}
+	return unlink(renamed) < 0 ? -errno : 0;
+}
+
+void state_lock_release(struct state_lock *l)
+{
+	if (l->file_fd >= 0)
+		(void)close(l->file_fd);
+	if (l->dir_fd >= 0)
+		(void)close(l->dir_fd);
+	l->file_fd = l->dir_fd = -1;
+}
+
+int state_lock_take(const char *config_dir, const char *state_file, struct state_lock *ret,
+		    char *err, size_t err_size)
+{
+	struct state_lock l = {.dir_fd = -1, .file_fd = -1};
+	char path[4096], holder[32] = "";
+	int r;
+
+	/* The state file's lock first: it can say who holds it. */
+	if (state_file && *state_file) {
+		if (snprintf(path, sizeof(path), "%s.lock", state_file) >= (int)sizeof(path)) {
+			(void)snprintf(err, err_size, "state_file=%s: path too long", state_file);
+			return -ENAMETOOLONG;
+		}
+		l.file_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+		if (l.file_fd < 0) {
+			r = -errno;
+			(void)snprintf(err, err_size, "state_file=%s: cannot create its lock '%s': %s",
+				       state_file, path, strerror(-r));
+			return r;
+		}
+		if (flock(l.file_fd, LOCK_EX | LOCK_NB) < 0) {
+			r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+			if (pread(l.file_fd, holder, sizeof(holder) - 1, 0) > 0)
+				holder[strcspn(holder, "\n")] = '\0';
+			(void)snprintf(err, err_size,
+				       "another mthpd%s%s already runs with state_file=%s (it holds '%s')",
+				       holder[0] ? " with pid " : "", holder, state_file, path);
+			state_lock_release(&l);
+			return r;
+		}
+		/* who holds it, for the message of the next one */
+		(void)snprintf(holder, sizeof(holder), "%d\n", (int)getpid());
+		if (ftruncate(l.file_fd, 0) < 0 ||
+		    pwrite(l.file_fd, holder, strlen(holder), 0) != (ssize_t)strlen(holder)) {
+			r = -errno;
+			(void)snprintf(err, err_size, "state_file=%s: cannot write its lock '%s': %s",
+				       state_file, path, strerror(-r));
+			state_lock_release(&l);
+			return r;
+		}
+	}
+	/* A read-only directory locks as well: flock() needs no write access. */
+	l.dir_fd = open(config_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (l.dir_fd < 0 || flock(l.dir_fd, LOCK_EX | LOCK_NB) < 0) {
+		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		if (r == -EBUSY)
+			(void)snprintf(err, err_size,
+				       "another mthpd already runs on the configuration in '%s'",
+				       config_dir);
+		else
+			(void)snprintf(err, err_size, "cannot lock the configuration directory '%s': %s",
+				       config_dir, strerror(-r));
+		state_lock_release(&l);
+		return r;
+	}
+	*ret = l;
+	return 0;
+}
+
+/* The value of "KEY value" in the state file @buf, or NULL; cut at the line's end into @v. */
+static const char *field(const char *buf, const char *key, char *v, size_t size)
+{
+	size_t klen = strlen(key);
+
+	for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncmp(p, key, klen) == 0 && p[klen] == ' ') {
+			size_t n = strcspn(p + klen + 1, "\n");
+
+			if (n >= size)
+				n = size - 1;
+			memcpy(v, p + klen + 1, n);
+			v[n] = '\0';
+			return v;
+		}
+	}
+	return NULL;
+}
+
+static bool parse_u64(const char *s, uint64_t *ret)
+{
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	*ret = strtoull(s, &end, 10);
+	return errno == 0 && *end == '\0';
+}
+
+int state_show(const char *path, FILE *out)
+{
+	struct mthpd_kif kif = {.proc_fd = -1, .sys_fd = -1};
+	_cleanup_free_ char *buf = malloc(1 << 20);
+	char v_pid[32], v_start[32], v_written[32], comm[32], boot_id[64], version[128];
+	struct state_ident now_id;
+	const char *bad = NULL, *body;
+	uint64_t pid, start, written, age;
+	struct timespec ts;
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+	int r;
+
+	if (!buf)
+		return 3;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(out, "mthpd is not running (no state file '%s': %s)\n", path, strerror(errno));
+		return 3;
+	}
+	n = read(fd, buf, (1 << 20) - 1);
+	if (n < 0) {
+		fprintf(out, "mthpd: cannot read '%s': %s\n", path, strerror(errno));
+		return 3;
+	}
+	buf[n] = '\0';
+	if (!parse_u64(field(buf, "pid", v_pid, sizeof(v_pid)), &pid) || pid == 0 ||
+	    pid > 0x3fffffff) {
+		fprintf(out, "mthpd: '%s' is not an mthpd state file\n", path);
+		return 3;
+	}
+	if (!parse_u64(field(buf, "start_time", v_start, sizeof(v_start)), &start) ||
+	    !parse_u64(field(buf, "written_boottime_usec", v_written, sizeof(v_written)), &written) ||
+	    !field(buf, "boot_id", boot_id, sizeof(boot_id)) || !field(buf, "comm", comm, sizeof(comm))) {
+		fprintf(out,
+			"mthpd is not running, or cannot be told apart from another process: '%s' "
+			"names pid %" PRIu64 " but not its start time, comm and boot id (an older "
+			"mthpd wrote it?)\n",
+			path, pid);
+		return 3;
+	}
+	if (!field(buf, "version", version, sizeof(version)))
+		(void)snprintf(version, sizeof(version), "unknown");
+
+	r = mthpd_kif_linux_init(NULL, NULL, &kif, &bad);
+	if (r >= 0)
+		r = state_ident_read(kif.proc_fd, (pid_t)pid, &now_id);
+	mthpd_kif_done(&kif);
+	if (r == -ESRCH) {
+		fprintf(out, "mthpd is not running (pid %" PRIu64 " in '%s' is gone)\n", pid, path);
+		return 3;
+	}
+	if (r < 0) {
+		fprintf(out, "mthpd: cannot tell whether pid %" PRIu64 " of '%s' runs: %s\n", pid, path,
+			strerror(-r));
+		return 3;
+	}
+	if (strcmp(now_id.boot_id, boot_id) != 0) {
+		fprintf(out, "mthpd is not running ('%s' was written before the last boot)\n", path);
+		return 3;
+	}
+	if (now_id.start_time != start || strcmp(now_id.comm, comm) != 0) {
+		fprintf(out, "mthpd is not running (pid %" PRIu64 " is now '%s', not the %s that wrote '%s')\n",
+			pid, now_id.comm, comm, path);
+		return 3;
+	}
+	/* The same boot: CLOCK_BOOTTIME of the writer and of this process compare. */
+	(void)clock_gettime(CLOCK_BOOTTIME, &ts);
+	age = (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
+	age = age > written ? age - written : 0;
+	body = strchr(buf, '\n');
+	body = body ? body + 1 : "";
+	if (age > STATE_STALE_USEC) {
+		fprintf(out,
+			"mthpd is stale: pid %" PRIu64 " (version %s) last wrote '%s' %.1f s ago; a "
+			"running mthpd rewrites it every second (stopped? hung?)\n",
+			pid, version, path, (double)age / 1e6);
+		fputs(body, out);
+		return 3;
+	}
+	fprintf(out, "mthpd is running as pid %" PRIu64 " (version %s; '%s' written %.1f s ago)\n",
+		pid, version, path, (double)age / 1e6);
+	fputs(body, out);
+	return 0;
+}

@@ -1,0 +1,108 @@
+#!/bin/bash
+# `mthpd status` believes a state file only when the process that wrote it
+# is still that process (pid, comm, start time, boot id) and wrote it in
+# the last few seconds; state files written here by hand, for a reused pid
+# (pid 1), a pid that is gone, another boot, a stale and a fresh file of
+# this very shell.  And check-config and run on a state_file or
+# metrics_file that cannot be written: the state file is refused (exit 2,
+# one line naming key and path), the metrics warned about.  No root needed.
+set -u
+O=${O:-build}
+MTHPD=$O/mthpd
+T=$(mktemp -d "${TMPDIR:-/tmp}/mthpd-status.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+FAILS=0
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+[ -x "$MTHPD" ] || { echo "FAIL: $MTHPD not built"; exit 1; }
+[ -r /proc/sys/kernel/random/boot_id ] || { echo "SKIP: no /proc/sys/kernel/random/boot_id"; exit 77; }
+
+mkdir -p "$T/conf/policy.d"
+printf '[Daemon]\nstate_file=%s/status\nmetrics_file=\n' "$T" >"$T/conf/mthpd.conf"
+BOOT=$(cat /proc/sys/kernel/random/boot_id)
+
+# ident PID: sets COMM and START from /proc/PID/stat (field 22).
+ident() {
+	local s rest
+	s=$(cat "/proc/$1/stat")
+	COMM=${s#*(}
+	COMM=${COMM%)*}
+	rest=${s##*) }
+	# shellcheck disable=SC2086  # fields, split on purpose
+	set -- $rest
+	START=${20}
+}
+# state PID COMM START BOOT AGE-SECONDS: a state file as the daemon writes it.
+state() {
+	local now
+	now=$(awk '{ printf "%d", $1 * 1000000 }' /proc/uptime)
+	printf 'pid %s\nversion test\ncomm %s\nstart_time %s\nboot_id %s\nwritten_boottime_usec %s\npasses 7\n' \
+		"$1" "$2" "$3" "$4" "$((now - $5 * 1000000))" >"$T/status"
+}
+# expect NAME RC PATTERN: mthpd status exits RC and its first line matches PATTERN.
+expect() {
+	"$MTHPD" status --config-dir "$T/conf" >"$T/out" 2>&1
+	rc=$?
+	echo "== $1: exit $rc: $(head -1 "$T/out")"
+	[ "$rc" = "$2" ] || fail "$1: exit $rc, expected $2"
+	head -1 "$T/out" | grep -q "$3" || fail "$1: first line does not match '$3'"
+}
+
+ident $$
+state $$ "$COMM" "$START" "$BOOT" 0
+expect fresh 0 "^mthpd is running as pid $$ (version test; '$T/status' written [0-9.]* s ago)$"
+grep -qx "passes 7" "$T/out" || fail "fresh: the state file's lines are not shown"
+state $$ "$COMM" "$START" "$BOOT" 10
+expect stale 3 "^mthpd is stale: pid $$ (version test) last wrote '$T/status' 1[0-9]\.[0-9] s ago"
+
+ident 1
+state 1 mthpd "$((START + 12345))" "$BOOT" 0
+expect "reused pid (start time)" 3 "^mthpd is not running (pid 1 is now '$COMM', not the mthpd that wrote '$T/status')$"
+if [ "$COMM" != mthpd ]; then
+	state 1 mthpd "$START" "$BOOT" 0
+	expect "reused pid (comm)" 3 "^mthpd is not running (pid 1 is now '$COMM', not the mthpd that wrote"
+fi
+
+ident $$
+state $$ "$COMM" "$START" 00000000-0000-0000-0000-000000000000 0
+expect "another boot" 3 "^mthpd is not running ('$T/status' was written before the last boot)$"
+
+sleep 0 &
+GONE=$!
+wait "$GONE"
+state "$GONE" mthpd 1 "$BOOT" 0
+expect "pid gone" 3 "^mthpd is not running (pid $GONE in '$T/status' is gone)$"
+
+printf 'pid %s\npasses 3\n' $$ >"$T/status"
+expect "no identity (older mthpd)" 3 "^mthpd is not running, or cannot be told apart"
+rm "$T/status"
+expect "no state file" 3 "^mthpd is not running (no state file"
+
+# Files that cannot be written: a directory that is a regular file, one that does not exist.
+: >"$T/afile"
+# conf DIR STATE METRICS
+conf() {
+	mkdir -p "$T/$1/policy.d"
+	printf '[Daemon]\nstate_file=%s\nmetrics_file=%s\n' "$2" "$3" >"$T/$1/mthpd.conf"
+}
+# run_check NAME DIR RC PATTERN [run]: check-config (or run) exits RC, stderr matches.
+run_check() {
+	local cmd=${5:-check-config}
+	timeout 10 "$MTHPD" "$cmd" --config-dir "$T/$2" >"$T/out" 2>"$T/err"
+	rc=$?
+	echo "== $1: mthpd $cmd: exit $rc: $(cat "$T/err")"
+	[ "$rc" = "$3" ] || fail "$1: exit $rc, expected $3"
+	grep -q "$4" "$T/err" || fail "$1: stderr does not match '$4'"
+	if [ "$3" = 2 ] && [ "$(wc -l <"$T/err")" != 1 ]; then fail "$1: stderr is not one line"; fi
+}
+conf c1 "$T/afile/status" ""
+run_check "state_file below a file" c1 2 "^mthpd: state_file=$T/afile/status: cannot write files in '$T/afile': Not a directory$"
+run_check "state_file below a file" c1 2 "state_file=$T/afile/status: " run
+conf c2 "$T/status" "$T/afile/metrics.prom"
+run_check "metrics_file below a file" c2 0 "^mthpd: warning: metrics_file=$T/afile/metrics.prom: cannot write files in '$T/afile': Not a directory$"
+conf c3 "$T/nodir/status" ""
+run_check "state_file in a missing directory" c3 0 "note: state_file=$T/nodir/status: directory '$T/nodir' does not exist"
+run_check "state_file in a missing directory" c3 2 "state_file=$T/nodir/status: " run
+ls "$T"/*.probe-* "$T"/status.probe* 2>/dev/null && fail "probe files left behind"
+
+[ "$FAILS" = 0 ] || { echo "$FAILS check(s) failed"; exit 1; }
+echo PASS
