@@ -10,6 +10,7 @@
 
 #include "knobs.h"
 #include "log.h"
+#include "result.h"
 
 static int max_level = LOG_LVL_INFO;
 static bool journal;
@@ -90,6 +91,8 @@ void log_visit(const struct log_visit *v)
 	size_t n = 0, h = 0;
 	unsigned long blocks = 0;
 	uint64_t bytes = 0;
+	const char *text;
+	int r;
 
 	if (level > max_level)
 		return;
@@ -108,13 +111,16 @@ void log_visit(const struct log_visit *v)
 	}
 	if (!blocks)
 		return;
+	/* "held: memory pressure" where MTHPD_RESULT=held_pressure */
+	r = mthpd_result_from_name(v->result);
+	text = r >= 0 ? mthpd_result_text((enum mthpd_scan_result)r) : v->result;
 	if (!journal) {
 		log_msg(level, "pid %d '%s' %s: %s: %s (policy %s)", (int)v->pid, v->comm,
-			v->unit[0] ? v->unit : v->cgroup, v->result, human, v->policy);
+			v->unit[0] ? v->unit : v->cgroup, text, human, v->policy);
 		return;
 	}
 	(void)sd_journal_send("MESSAGE=pid %d '%s' %s: %s: %s", (int)v->pid, v->comm,
-			      v->unit[0] ? v->unit : v->cgroup, v->result, human, "PRIORITY=%d", level,
+			      v->unit[0] ? v->unit : v->cgroup, text, human, "PRIORITY=%d", level,
 			      "MTHPD_PID=%d", (int)v->pid, "MTHPD_COMM=%s", v->comm, "MTHPD_CGROUP=%s",
 			      v->cgroup, "MTHPD_UNIT=%s", v->unit, "MTHPD_POLICY=%s", v->policy,
 			      "MTHPD_RESULT=%s", v->result, "MTHPD_BLOCKS=%lu", blocks,

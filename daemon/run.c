@@ -109,6 +109,8 @@ struct target_ctx {
 	const struct mthpd_policy *policy;
 	struct mthpd_counters *counters;
 	bool acting;
+	enum mthpd_scan_result held; /* when not acting, why: dry_run, held_*, over_budget */
+	unsigned long held_blocks;   /* collapses planned and held back for a while */
 	bool log_dry;    /* log this pid's not-attempted decisions in this pass */
 	bool logged_dry; /* and some were: the minute starts again */
 	bool alloc_failed;
@@ -222,6 +224,18 @@ static bool over_threshold(const struct daemon *d, int psi)
 	       (unsigned int)psi > d->cfg->daemon.psi_threshold;
 }
 
+/* The memory pressure of the process's own cgroup, where the cgroup2 hierarchy has it. */
+static bool cgroup_pressure(const struct daemon *d, const struct mthpd_proc *proc)
+{
+	char path[700];
+
+	if (!d->cgroup_mount[0] || !d->cfg->daemon.psi_threshold || d->cgroup_fd < 0)
+		return false;
+	(void)snprintf(path, sizeof(path), "%s/memory.pressure",
+		       strcmp(proc->cgroup, "/") == 0 ? "." : proc->cgroup + 1);
+	return over_threshold(d, read_psi(d->cgroup_fd, NULL, path));
+}
+
 static int target_sink(void *userdata, const struct mthpd_target *t,
 		       const struct mthpd_range_scan *s, const struct mthpd_range_plan *p)
 {
@@ -252,8 +266,8 @@ static int target_sink(void *userdata, const struct mthpd_target *t,
 		}
 		if (b->action != MTHPD_ACTION_COLLAPSE)
 			continue;
-		ld.result = tc->acting ? mthpd_result_name((enum mthpd_scan_result)b->result)
-				       : mthpd_result_name(MTHPD_RESULT_DRY_RUN);
+		ld.result = mthpd_result_name(tc->acting ? (enum mthpd_scan_result)b->result : tc->held);
+		tc->held_blocks += !tc->acting;
 		if (tc->acting && b->result == MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL)
 			tc->alloc_failed = true;
 		if (b->result != MTHPD_SCAN_SUCCEED && b->result != MTHPD_RESULT_UNSUPPORTED) {
@@ -270,7 +284,7 @@ static int target_sink(void *userdata, const struct mthpd_target *t,
 
 		if (attempted || tc->log_dry) {
 			log_decision(&ld);
-			tc->tally[tc->acting ? b->result : MTHPD_RESULT_DRY_RUN][b->order]++;
+			tc->tally[tc->acting ? b->result : tc->held][b->order]++;
 			tc->logged_dry |= !attempted;
 		}
 	}
@@ -420,7 +434,7 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 	const struct mthpd_policy *pol = &d->cfg->policies[p->policy];
 	uint64_t *bytes_left = &vc->bytes_left[p->policy];
 	struct mthpd_pass_stats st;
-	bool pressure = d->backing_off, faults_known;
+	bool pressure = d->backing_off, faults_known, released;
 	uint64_t budget = allowance, faults = 0;
 	size_t slot;
 	struct target_ctx tc = {
@@ -432,7 +446,10 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 	int r;
 
 	*ret_spent = 1;
-	if (p->open && p->quiet_until > now_usec()) {
+	/* Held back last time, and no longer: at once, not after the quiet minute. */
+	released = p->held && !pressure && now_usec() >= d->no_collapse_until &&
+		   *bytes_left > 0 && !cgroup_pressure(d, proc);
+	if (p->open && p->quiet_until > now_usec() && !released) {
 		uint64_t f, now = now_usec();
 
 		/* Settled: one pread of /proc/PID/stat a second instead of a visit. */
@@ -451,14 +468,14 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 		p->resume = 0;
 		return 0;
 	}
-	if (!pressure && d->cgroup_mount[0] && d->cfg->daemon.psi_threshold) {
-		char path[700];
-
-		/* the cgroup's own pressure, where the cgroup2 hierarchy has it */
-		(void)snprintf(path, sizeof(path), "%s/memory.pressure",
-			       strcmp(proc->cgroup, "/") == 0 ? "." : proc->cgroup + 1);
-		pressure = d->cgroup_fd >= 0 && over_threshold(d, read_psi(d->cgroup_fd, NULL, path));
-	}
+	if (!pressure)
+		pressure = cgroup_pressure(d, proc);
+	/* Why nothing is collapsed, if so; the settings first, then what passes. */
+	tc.held = d->cfg->daemon.dry_run || pol->dry_run ? MTHPD_RESULT_DRY_RUN
+		  : pressure                             ? MTHPD_RESULT_HELD_PRESSURE
+		  : now_usec() < d->no_collapse_until    ? MTHPD_RESULT_HELD_ALLOC_FAILED
+		  : *bytes_left == 0                     ? MTHPD_RESULT_OVER_BUDGET
+							 : MTHPD_RESULT_DRY_RUN;
 	/* A synthetic --proc-root has no live process behind its pids: plan only. */
 	tc.acting = !d->opts->proc_root && !d->cfg->daemon.dry_run && !pol->dry_run && !pressure &&
 		    now_usec() >= d->no_collapse_until && *bytes_left > 0;
@@ -503,6 +520,7 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 	r = mthpd_target_pass(&d->kif, &p->t, &o, target_sink, &tc, &st);
 	if (r == 0 && o.start == 0 && !p->t.thp_disabled)
 		say_vmas_refused(p, proc, pol);
+	p->held = !tc.acting && tc.held != MTHPD_RESULT_DRY_RUN && tc.held_blocks > 0;
 	if (tc.logged_dry) {
 		/* the minute counts from the last time some were logged */
 		d->dry_logged[slot].pid = proc->pid;
@@ -715,6 +733,16 @@ static void count_processes(struct daemon *d)
 		mp->thp_disabled += p->open && p->t.thp_disabled;
 		mp->vmas_refused += p->said_vmas_refused;
 	}
+}
+
+/*
+ * Between passes, once a second while memory pressure holds collapses
+ * back: has it ended?  Then a pass starts at once, and the processes held
+ * back go first (visit(): p->held), not scan_sleep_millisecs later.
+ */
+static bool pressure_ended(struct daemon *d)
+{
+	return d->backing_off && !over_threshold(d, read_psi(-1, &d->kif, "pressure/memory"));
 }
 
 static void pass(struct daemon *d)
@@ -1108,7 +1136,8 @@ int run_daemon(const struct run_opts *o)
 		}
 		if (read(d.timer_fd, &expirations, sizeof(expirations)) == (ssize_t)sizeof(expirations) ||
 		    (read(d.arrival_fd, &expirations, sizeof(expirations)) == (ssize_t)sizeof(expirations) &&
-		     d.cfg->daemon.scan_sleep_millisecs > ARRIVAL_CHECK_MSEC && newcomers(&d))) {
+		     d.cfg->daemon.scan_sleep_millisecs > ARRIVAL_CHECK_MSEC &&
+		     (newcomers(&d) || pressure_ended(&d)))) {
 			pass(&d);
 			r = arm_timer(&d, d.cfg->daemon.scan_sleep_millisecs);
 		}

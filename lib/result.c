@@ -36,7 +36,21 @@ static const char *const names[_MTHPD_SCAN_RESULT_MAX] = {
 	[MTHPD_RESULT_REFILL_BACKOFF] = "refill_backoff",
 	[MTHPD_RESULT_THP_DISABLED] = "thp_disabled",
 	[MTHPD_RESULT_VMA_REFUSED] = "vma_refused",
+	[MTHPD_RESULT_HELD_PRESSURE] = "held_pressure",
+	[MTHPD_RESULT_HELD_ALLOC_FAILED] = "held_alloc_failed",
 };
+
+const char *mthpd_result_text(enum mthpd_scan_result r)
+{
+	switch (r) {
+	case MTHPD_RESULT_HELD_PRESSURE:
+		return "held: memory pressure";
+	case MTHPD_RESULT_HELD_ALLOC_FAILED:
+		return "held: allocation failure";
+	default:
+		return mthpd_result_name(r);
+	}
+}
 
 const char *mthpd_result_name(enum mthpd_scan_result r)
 {

@@ -38,17 +38,25 @@ enum mthpd_scan_result {
 	MTHPD_RESULT_PERMISSION_DENIED, /* EPERM/EACCES */
 	MTHPD_RESULT_ERROR,             /* any other errno */
 	MTHPD_RESULT_OVER_BUDGET,       /* the policy's bytes for this pass are spent */
-	MTHPD_RESULT_DRY_RUN,           /* planned, not attempted: dry run or memory pressure */
+	MTHPD_RESULT_DRY_RUN,           /* planned, not attempted: dry_run, or plan-only (--proc-root) */
 	MTHPD_RESULT_BACKOFF,           /* not attempted: it failed before and nothing changed */
 	MTHPD_RESULT_UNMAPPED,          /* ENOMEM, no allocation failed: part of the range is gone */
 	MTHPD_RESULT_REFILL_BACKOFF,    /* collapsed before, emptied since: not filled again */
 	MTHPD_RESULT_THP_DISABLED,      /* the process turned THP off (PR_SET_THP_DISABLE) */
 	MTHPD_RESULT_VMA_REFUSED,       /* a VMA the kernel refuses (MADV_NOHUGEPAGE) */
+	MTHPD_RESULT_HELD_PRESSURE,     /* planned, held back: memory pressure above psi_threshold */
+	MTHPD_RESULT_HELD_ALLOC_FAILED, /* planned, held back: alloc_sleep_millisecs after ENOMEM */
 	_MTHPD_SCAN_RESULT_MAX,
 };
 
 /* The kernel's trace string ("exceed_none_pte"), or mthpd's own name. */
 const char *mthpd_result_name(enum mthpd_scan_result r);
+
+/*
+ * For people: "held: memory pressure" and "held: allocation failure" for
+ * the two held results, mthpd_result_name() for every other.
+ */
+const char *mthpd_result_text(enum mthpd_scan_result r);
 
 /* Inverse of mthpd_result_name(); returns -EINVAL for an unknown name. */
 int mthpd_result_from_name(const char *name);

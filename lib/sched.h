@@ -45,6 +45,12 @@ struct mthpd_sched_proc {
 	 */
 	uint64_t quiet_faults, quiet_until, quiet_checked, backoff_usec;
 	/*
+	 * Its last visit planned collapses that were held back (memory
+	 * pressure, alloc_sleep_millisecs, max_bytes_per_pass): quiet or not,
+	 * it is visited again as soon as that ends.
+	 */
+	bool held;
+	/*
 	 * What the daemon last said about why it leaves (part of) the process
 	 * alone, so that it says it once, and again only when it changes: THP
 	 * disabled for the whole process, and how many VMAs the kernel refuses.

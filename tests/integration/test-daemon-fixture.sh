@@ -6,7 +6,9 @@
 # Then (issue 18): the version in the log, the metrics and `status`; one
 # daemon per configuration and state file (a second exits 2); the state
 # file kept fresh between passes a minute apart, and `status` calling a
-# stopped daemon's file stale.
+# stopped daemon's file stale; a process planned while memory pressure held
+# collapsing back is logged `held: memory pressure` and visited again as
+# soon as the pressure ends, not a minute later.
 set -u
 O=${O:-build}
 MTHPD=$O/mthpd
@@ -152,5 +154,30 @@ grep -q "^mthpd is stale: pid $DAEMON (version $V) last wrote '$T/status' [5-9]\
 	fail "status of a stopped daemon: $(head -1 "$T/status.out")"
 kill -TERM "$DAEMON"; wait "$DAEMON"; DAEMON=""
 
+# Planned under memory pressure: "held: memory pressure", and again at once when it ends.
+sed -i 's/^scan_sleep_millisecs=.*/scan_sleep_millisecs=100/' "$T/conf/mthpd.conf"
+# A fault count that stays the same: a visit that leaves nothing to do
+# makes the process quiet for a minute (mkfixture writes no stat file).
+echo "100 (redis-server) S 1 100 100 0 -1 4194560 1500 0 3 0 12 5 0 0 20 0 1 0 4242 1 1" >"$P/100/stat"
+psi 50.00
+: >"$T/log"
+"$MTHPD" run --config-dir "$T/conf" --proc-root "$P" --sys-root "$T/tree/sys" 2>"$T/log" &
+DAEMON=$!
+wait_log "pid 100 'redis-server' redis-server.service: held: memory pressure: 2M x1 (policy 50-redis.conf)" ||
+	fail "no 'held: memory pressure' record: $(grep 'pid 100' "$T/log")"
+grep -q "pid 100 .*: dry_run" "$T/log" && fail "a pass held back by pressure is logged as dry_run"
+planned() { sed -n 's/^mthpd_planned_total{policy="50-redis.conf",size="2M"} //p' "$T/metrics.prom"; }
+sleep 1.2
+p1=$(planned)
+[ "$p1" = 1 ] || fail "under pressure the process was planned $p1 times, expected once (then quiet)"
+psi 0.00
+wait_log "collapsing resumes" || fail "no 'collapsing resumes'"
+sleep 1.2
+p2=$(planned)
+echo "planned under pressure: $p1; 1.2 s after it ended: $p2"
+[ "$p2" = 2 ] || fail "after the pressure ended the process was planned $p2 times in total, expected 2 (visited again at once)"
+kill -TERM "$DAEMON"
+wait "$DAEMON"
+DAEMON=""
 [ "$FAILS" = 0 ] || { echo "$FAILS check(s) failed"; exit 1; }
 echo PASS

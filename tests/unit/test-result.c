@@ -52,12 +52,26 @@ static void test_names_documented(void)
 		{ MTHPD_RESULT_PROCESS_EXITED, "process_exited" },
 		{ MTHPD_RESULT_PERMISSION_DENIED, "permission_denied" },
 		{ MTHPD_RESULT_ERROR, "error" },
+		{ MTHPD_RESULT_DRY_RUN, "dry_run" },
+		{ MTHPD_RESULT_HELD_PRESSURE, "held_pressure" },
+		{ MTHPD_RESULT_HELD_ALLOC_FAILED, "held_alloc_failed" },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
 		test_case = t[i].name;
 		TEST_ASSERT_STREQ(mthpd_result_name(t[i].r), t[i].name);
 	}
+	test_case = NULL;
+}
+
+/* What the log says of a pass held back, and of everything else: the name. */
+static void test_texts(void)
+{
+	test_case = "texts";
+	TEST_ASSERT_STREQ(mthpd_result_text(MTHPD_RESULT_HELD_PRESSURE), "held: memory pressure");
+	TEST_ASSERT_STREQ(mthpd_result_text(MTHPD_RESULT_HELD_ALLOC_FAILED), "held: allocation failure");
+	TEST_ASSERT_STREQ(mthpd_result_text(MTHPD_RESULT_DRY_RUN), "dry_run");
+	TEST_ASSERT_STREQ(mthpd_result_text(MTHPD_SCAN_SUCCEED), "succeeded");
 	test_case = NULL;
 }
 
@@ -78,5 +92,6 @@ int main(void)
 	test_names_unique_and_round_trip();
 	test_names_documented();
 	test_names_invalid();
+	test_texts();
 	return test_finish();
 }
