@@ -6,7 +6,7 @@
 #   make asan            the same tests under ASan+UBSan, in build-asan/
 #   make check-vm        unit and integration tests inside Debian's (or VM_KERNEL=) kernel, QEMU
 #   make fuzz            libFuzzer on each tests/fuzz harness (clang; FUZZ_SECONDS, FUZZ_RUNS)
-#   make bench           scan cost against the raw pagemap floor (root)
+#   make bench           scan cost against the pagemap floor, the daemon, Redis latency (root)
 #   make demo            a demo workload, its plan, its collapse (root)
 #   make install         DESTDIR PREFIX SBINDIR SYSCONFDIR UNITDIR MANDIR DOCDIR (mk/install.mk)
 #   make uninstall       the same files removed; neither runs systemctl

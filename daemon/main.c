@@ -455,6 +455,10 @@ static void print_config(const struct mthpd_config *c)
 		       "max_bytes_per_pass=%" PRIu64 "\n",
 		       p->knobs.max_ptes_none, p->knobs.max_ptes_swap, p->knobs.max_ptes_shared,
 		       p->max_bytes_per_pass);
+		if (p->pace_percent)
+			printf("pace=%u%%\n", p->pace_percent);
+		else
+			printf("pace=no\n");
 		if (mthpd_knobs_max_ptes_none_degraded(&p->knobs))
 			printf("# note: max_ptes_none=%u acts as 0 for the sizes below 2M\n",
 			       p->knobs.max_ptes_none);

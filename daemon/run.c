@@ -28,6 +28,7 @@
 #include "knobs.h"
 #include "log.h"
 #include "metrics.h"
+#include "pace.h"
 #include "run.h"
 #include "sandbox.h"
 #include "sched.h"
@@ -45,6 +46,7 @@ struct daemon {
 	char cgroup_mount[4096];
 	int sig_fd, timer_fd;
 	int arrival_fd; /* every ARRIVAL_CHECK_MSEC between passes: new processes? */
+	int pace_fd;    /* when the first paced process that stopped to rest may go on */
 	int cgroup_fd; /* the cgroup2 mount, opened once: per-cgroup memory.pressure */
 	uint64_t watchdog_usec, next_watchdog;
 	uint64_t no_collapse_until; /* alloc_sleep_millisecs after an allocation failure */
@@ -56,6 +58,13 @@ struct daemon {
 	unsigned int pids_size;    /* procs[] and pids[] hold this many, plus one */
 	struct mthpd_sched sched;  /* the processes kept from pass to pass */
 	uint64_t cfg_gen;          /* bumped by every reload: policies are matched again */
+	/*
+	 * Per policy, its max_bytes_per_pass still unspent in this pass
+	 * (UINT64_MAX: none); kept between passes for the paced processes
+	 * that go on before the next one.  Made for configuration @bytes_gen.
+	 */
+	uint64_t *bytes_left;
+	uint64_t bytes_gen;
 	uint64_t verdicts_usec;    /* when the VMA verdicts were last forgotten */
 	size_t nr_open, max_open;  /* targets kept open (3 fds each), and the most allowed */
 	size_t window, window_period; /* past max_pids_per_pass: which of them this time */
@@ -117,6 +126,9 @@ struct target_ctx {
 	unsigned long pending; /* collapses planned and not done (except unsupported) */
 	unsigned long failed;  /* of those, attempted and failed */
 	uint64_t *pages_budget;
+	struct mthpd_sched_proc *sp; /* its place in the cursor: the pacing clock */
+	uint64_t pace_mark;          /* monotonic us up to which its work was charged */
+	bool paced;                  /* its clock is ahead: the visit stops to rest */
 	/* collapse decisions of this visit, per result and order: one record each */
 	unsigned int tally[_MTHPD_SCAN_RESULT_MAX][MTHPD_PMD_ORDER + 1];
 };
@@ -302,7 +314,20 @@ static int target_sink(void *userdata, const struct mthpd_target *t,
 	if (s->pmd_mapped || occupied == 0)
 		occupied = 1;
 	*tc->pages_budget = *tc->pages_budget > occupied ? *tc->pages_budget - occupied : 0;
-	if (*tc->pages_budget == 0)
+	if (tc->acting && tc->policy->pace_percent) {
+		uint64_t now = now_usec();
+
+		/*
+		 * pace=: the time since the last range (its scan, and its
+		 * collapse, one range per call) is charged to the process's
+		 * clock; when the clock runs ahead, the visit stops here and
+		 * the pace timer brings it back (lib/pace.h).
+		 */
+		tc->paced = mthpd_pace_charge(&tc->sp->pace_next, now, now - tc->pace_mark,
+					      tc->policy->pace_percent) > 0;
+		tc->pace_mark = now;
+	}
+	if (*tc->pages_budget == 0 || tc->paced)
 		return -EDQUOT; /* this visit's share spent: the rest waits for its next turn */
 	return 0;
 }
@@ -442,6 +467,7 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 		.proc = proc,
 		.policy = pol,
 		.pages_budget = &budget,
+		.sp = p,
 	};
 	int r;
 
@@ -463,6 +489,16 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 		}
 	}
 	p->quiet_until = 0;
+	if (pol->pace_percent && mthpd_pace_wait(p->pace_next, now_usec()) > 0) {
+		/*
+		 * Resting (pace=): a pass does not cut its rest short; the pace
+		 * timer brings it back, from where it stopped.  It spent nothing,
+		 * so its share goes to the others.
+		 */
+		*ret_spent = 0;
+		return 0;
+	}
+	p->pace_waiting = false;
 	tc.counters = metrics_policy(&d->metrics, pol->name);
 	if (!tc.counters) {
 		p->resume = 0;
@@ -510,13 +546,19 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 		.budget_bytes = *bytes_left == UINT64_MAX ? 0 : *bytes_left,
 		.start = p->resume,
 		.now_usec = now_usec(),
-		/* no more ranges in one call than this visit's share of pages covers */
-		.batch = allowance / MTHPD_PMD_NR >= MTHPD_COLLAPSE_BATCH ? MTHPD_COLLAPSE_BATCH
+		/*
+		 * no more ranges in one call than this visit's share of pages
+		 * covers; a paced process gets one range a call, so that a
+		 * call is one short slice of its time, not 32
+		 */
+		.batch = pol->pace_percent ? 1
+			 : allowance / MTHPD_PMD_NR >= MTHPD_COLLAPSE_BATCH ? MTHPD_COLLAPSE_BATCH
 			 : allowance / MTHPD_PMD_NR > 0 ? (unsigned int)(allowance / MTHPD_PMD_NR)
 							: 1,
 	};
 	/* counted before the visit: a fault during it shows next time */
 	faults_known = mthpd_target_faults(&p->t, &faults) == 0;
+	tc.pace_mark = now_usec();
 	r = mthpd_target_pass(&d->kif, &p->t, &o, target_sink, &tc, &st);
 	if (r == 0 && o.start == 0 && !p->t.thp_disabled)
 		say_vmas_refused(p, proc, pol);
@@ -555,6 +597,9 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 	d->metrics.ranges_huge += st.ranges_huge;
 	*ret_spent = allowance - budget;
 	p->resume = r == -EDQUOT ? st.resume : 0;
+	/* stopped to rest, with ranges and budget left: goes on when its clock allows */
+	p->pace_waiting = tc.paced && r == -EDQUOT && p->resume != 0 && budget > 0;
+	p->pace_allowance = p->pace_waiting ? budget : 0;
 	if (*bytes_left != UINT64_MAX)
 		*bytes_left -= st.bytes_collapsed < *bytes_left ? st.bytes_collapsed : *bytes_left;
 	if (tc.alloc_failed)
@@ -745,24 +790,90 @@ static bool pressure_ended(struct daemon *d)
 	return d->backing_off && !over_threshold(d, read_psi(-1, &d->kif, "pressure/memory"));
 }
 
+/* Every policy's max_bytes_per_pass, whole again: at the start of a pass. */
+static int reset_bytes_left(struct daemon *d)
+{
+	const struct mthpd_config *c = d->cfg;
+	uint64_t *b = reallocarray(d->bytes_left, c->nr_policies ? c->nr_policies : 1,
+				   sizeof(uint64_t));
+
+	if (!b)
+		return -ENOMEM;
+	d->bytes_left = b;
+	d->bytes_gen = d->cfg_gen;
+	for (size_t i = 0; i < c->nr_policies; i++)
+		b[i] = c->policies[i].max_bytes_per_pass ? c->policies[i].max_bytes_per_pass
+							 : UINT64_MAX;
+	return 0;
+}
+
+/*
+ * Between passes, on the pace timer: the paced processes whose rest is over
+ * go on from where they stopped, with what their visit had left of the
+ * pass's budget (pages and bytes).  A process whose policy changed since
+ * (a reload) goes on at the next pass instead.
+ */
+static void pace_resume(struct daemon *d)
+{
+	struct visit_ctx vc = {.d = d, .bytes_left = d->bytes_left};
+	uint64_t now = now_usec();
+
+	if (!d->bytes_left || d->bytes_gen != d->cfg_gen) {
+		if (reset_bytes_left(d) < 0)
+			return;
+		vc.bytes_left = d->bytes_left;
+	}
+	for (size_t i = 0; i < d->sched.n && !d->stop; i++) {
+		struct mthpd_sched_proc *p = d->sched.procs[i];
+		uint64_t spent;
+
+		if (!p->pace_waiting)
+			continue;
+		if (p->policy < 0 || p->match_gen != d->cfg_gen) {
+			p->pace_waiting = false;
+			continue;
+		}
+		if (mthpd_pace_wait(p->pace_next, now) > 0)
+			continue;
+		if (visit(&vc, p, p->pace_allowance, &spent) == -ECANCELED)
+			break;
+	}
+}
+
+/* Arms the pace timer for the first paced process to go on; disarms it if none waits. */
+static int arm_pace(struct daemon *d)
+{
+	struct itimerspec its = {0};
+	uint64_t first = UINT64_MAX;
+
+	for (size_t i = 0; i < d->sched.n; i++)
+		if (d->sched.procs[i]->pace_waiting && d->sched.procs[i]->pace_next < first)
+			first = d->sched.procs[i]->pace_next;
+	if (first != UINT64_MAX) {
+		/* CLOCK_MONOTONIC, as now_usec(): a time already past fires at once */
+		its.it_value.tv_sec = (time_t)(first / 1000000ULL);
+		its.it_value.tv_nsec = (long)(first % 1000000ULL) * 1000L;
+		if (first == 0)
+			its.it_value.tv_nsec = 1; /* zero would disarm it */
+	}
+	return timerfd_settime(d->pace_fd, TFD_TIMER_ABSTIME, &its, NULL) < 0 ? -errno : 0;
+}
+
 static void pass(struct daemon *d)
 {
 	const struct mthpd_config *c = d->cfg;
 	uint64_t start = now_usec();
-	_cleanup_free_ uint64_t *bytes_left = calloc(c->nr_policies ? c->nr_policies : 1, sizeof(uint64_t));
 	unsigned long matched = 0, collapsed = 0, planned = 0;
 	struct mthpd_counters before = d->metrics.total;
 	struct mthpd_sched_stats ss = {0};
-	struct visit_ctx vc = {.d = d, .bytes_left = bytes_left};
+	struct visit_ctx vc = {.d = d};
 	char status[320];
 	bool news;
 	int n;
 
-	if (!bytes_left)
+	if (reset_bytes_left(d) < 0)
 		return;
-	for (size_t i = 0; i < c->nr_policies; i++)
-		bytes_left[i] = c->policies[i].max_bytes_per_pass ? c->policies[i].max_bytes_per_pass
-								  : UINT64_MAX;
+	vc.bytes_left = d->bytes_left;
 	check_pressure(d);
 	d->metrics.targets = 0;
 	d->metrics.ranges_huge = 0;
@@ -1044,7 +1155,8 @@ static int setup(struct daemon *d)
 	d->sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	d->arrival_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (d->sig_fd < 0 || d->timer_fd < 0 || d->arrival_fd < 0)
+	d->pace_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (d->sig_fd < 0 || d->timer_fd < 0 || d->arrival_fd < 0 || d->pace_fd < 0)
 		return log_errno(LOG_LVL_ERR, -errno, "signalfd/timerfd: %m");
 	{
 		const struct itimerspec every = {
@@ -1094,7 +1206,7 @@ static int setup(struct daemon *d)
 int run_daemon(const struct run_opts *o)
 {
 	struct daemon d = {.opts = o, .kpf_fd = -1, .sig_fd = -1, .timer_fd = -1, .arrival_fd = -1,
-			   .cgroup_fd = -1, .lock = {.dir_fd = -1, .file_fd = -1},
+			   .pace_fd = -1, .cgroup_fd = -1, .lock = {.dir_fd = -1, .file_fd = -1},
 			   .kif = {.proc_fd = -1, .sys_fd = -1}};
 	int r, status = 0;
 
@@ -1116,13 +1228,14 @@ int run_daemon(const struct run_opts *o)
 	r = arm_timer(&d, 0);
 
 	while (!d.stop && r >= 0) {
-		struct pollfd pfd[3] = {{.fd = d.sig_fd, .events = POLLIN},
+		struct pollfd pfd[4] = {{.fd = d.sig_fd, .events = POLLIN},
 					{.fd = d.timer_fd, .events = POLLIN},
-					{.fd = d.arrival_fd, .events = POLLIN}};
+					{.fd = d.arrival_fd, .events = POLLIN},
+					{.fd = d.pace_fd, .events = POLLIN}};
 		int timeout = d.watchdog_usec ? (int)(d.watchdog_usec / 2000) : -1;
 		uint64_t expirations;
 
-		if (poll(pfd, 3, timeout) < 0 && errno != EINTR) {
+		if (poll(pfd, 4, timeout) < 0 && errno != EINTR) {
 			r = log_errno(LOG_LVL_ERR, -errno, "poll: %m");
 			break;
 		}
@@ -1140,6 +1253,12 @@ int run_daemon(const struct run_opts *o)
 		     (newcomers(&d) || pressure_ended(&d)))) {
 			pass(&d);
 			r = arm_timer(&d, d.cfg->daemon.scan_sleep_millisecs);
+			if (r >= 0)
+				r = arm_pace(&d);
+		} else if (read(d.pace_fd, &expirations, sizeof(expirations)) ==
+			   (ssize_t)sizeof(expirations)) {
+			pace_resume(&d);
+			r = arm_pace(&d);
 		}
 		keep_files_fresh(&d);
 	}
@@ -1156,6 +1275,9 @@ out:
 		(void)close(d.timer_fd);
 	if (d.arrival_fd >= 0)
 		(void)close(d.arrival_fd);
+	if (d.pace_fd >= 0)
+		(void)close(d.pace_fd);
+	free(d.bytes_left);
 	mthpd_kif_done(&d.kif);
 	state_lock_release(&d.lock);
 	metrics_free(&d.metrics);

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "knobs.h"
+#include "pace.h"
 #include "util.h"
 
 /* What a parser writes into: the daemon section or one policy. */
@@ -250,6 +251,15 @@ static int parse_sizes(const char *v, void *field, char *why, size_t n)
 	return 0;
 }
 
+static int parse_pace(const char *v, void *field, char *why, size_t n)
+{
+	if (mthpd_pace_parse(v, field) < 0) {
+		(void)snprintf(why, n, "'%s' is not no, yes or a percentage from 1%% to 100%%", v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 #define D(name, fn) {"Daemon", #name, T_DAEMON, fn, offsetof(struct mthpd_daemon_conf, name)}
 #define M(key, field) {"Match", key, T_POLICY, parse_glob, offsetof(struct mthpd_policy, field)}
 #define P(key, fn, field) {"Policy", key, T_POLICY, fn, offsetof(struct mthpd_policy, field)}
@@ -273,6 +283,7 @@ static const struct key keys[] = {
 	P("max_ptes_swap", parse_ptes, knobs.max_ptes_swap),
 	P("max_ptes_shared", parse_ptes, knobs.max_ptes_shared),
 	P("max_bytes_per_pass", parse_bytes, max_bytes_per_pass),
+	P("pace", parse_pace, pace_percent),
 };
 
 /* State of parsing one file. */

@@ -29,6 +29,8 @@ struct mthpd_policy {
 	bool dry_run;
 	struct mthpd_knobs knobs;
 	uint64_t max_bytes_per_pass; /* budget of collapsed bytes per pass; 0: none */
+	/* pace=: share of wall time (%) mthpd may work on one of its processes; 0: no limit */
+	unsigned int pace_percent;
 };
 
 struct mthpd_daemon_conf {

@@ -57,6 +57,14 @@ struct mthpd_sched_proc {
 	 */
 	bool said_thp_disabled;
 	unsigned int said_vmas_refused;
+	/*
+	 * Pacing (lib/pace.h), set by the daemon: the clock of a paced
+	 * process, and whether a visit stopped at @resume only to rest; it
+	 * goes on when its clock allows, with the @pace_allowance pages of
+	 * budget that visit had left, without waiting for the next pass.
+	 */
+	uint64_t pace_next, pace_allowance;
+	bool pace_waiting;
 };
 
 struct mthpd_sched {

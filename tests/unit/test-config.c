@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "pace.h"
 #include "test.h"
 #include "util.h"
 
@@ -86,6 +87,14 @@ static const struct {
 	 "policy.d/10-a.conf:4: max_ptes_none=: '512' is not a number from 0 to 511"},
 	{"bad budget", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Policy]\nmax_bytes_per_pass=lots\n",
 	 "policy.d/10-a.conf:4: max_bytes_per_pass=: 'lots' is not a size (bytes, or with K, M, G, T; 0 for none)"},
+	{"bad pace", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Policy]\npace=0%\n",
+	 "policy.d/10-a.conf:4: pace=: '0%' is not no, yes or a percentage from 1% to 100%"},
+	{"pace over 100%", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Policy]\npace=150%\n",
+	 "policy.d/10-a.conf:4: pace=: '150%' is not no, yes or a percentage from 1% to 100%"},
+	{"pace as a duration", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Policy]\npace=100ms\n",
+	 "policy.d/10-a.conf:4: pace=: '100ms' is not no, yes or a percentage from 1% to 100%"},
+	{"pace in [Daemon]", "mthpd.conf", "[Daemon]\npace=yes\n",
+	 "mthpd.conf:2: unknown key 'pace' in [Daemon]"},
 	{"daemon key in a policy", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Daemon]\ndry_run=yes\n",
 	 "policy.d/10-a.conf:3: unknown section [Daemon] (a policy has [Match] and [Policy])"},
 	{"empty glob", "policy.d/10-a.conf", "[Match]\ncomm=\n",
@@ -216,7 +225,8 @@ int main(void)
 	fresh_dir();
 	put("mthpd.conf", "[Daemon]\nscan_sleep_millisecs=500 ; inline comment\npsi_threshold=2.5\n");
 	put("policy.d/50-redis.conf",
-	    "[Match]\nunit=redis*.service\ncomm=redis-server\n[Policy]\nsizes=2M,64K\nmax_ptes_none=0\n");
+	    "[Match]\nunit=redis*.service\ncomm=redis-server\n[Policy]\nsizes=2M,64K\nmax_ptes_none=0\n"
+	    "pace=yes\n");
 	put("policy.d/10-off.conf", "[Match]\ncgroup=/system.slice/latency.service\n[Policy]\nenabled=no\n");
 	put("policy.d/90-catchall.conf", "[Match]\ncgroup=/system.slice/*\n[Policy]\ndry_run=yes\n");
 	put("policy.d/README", "not a .conf file: ignored\n");
@@ -232,6 +242,10 @@ int main(void)
 		TEST_ASSERT_EQ(c->policies[1].knobs.max_ptes_none, 0);
 		TEST_ASSERT_EQ(c->policies[1].knobs.max_ptes_swap, 64); /* from the defaults */
 		TEST_ASSERT_EQ(c->policies[2].knobs.orders, 1U << 9);  /* sizes default: 2M */
+		/* pace=yes is the default share; not paced unless asked */
+		TEST_ASSERT_EQ(c->policies[1].pace_percent, MTHPD_PACE_DEFAULT_PERCENT);
+		TEST_ASSERT_EQ(c->policies[0].pace_percent, 0);
+		TEST_ASSERT_EQ(c->policies[2].pace_percent, 0);
 
 		p = mthpd_config_match(c, "/system.slice/redis-server.service", "redis-server.service",
 				       "redis-server");
