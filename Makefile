@@ -5,6 +5,7 @@
 #   make check           unit, fixture and integration tests (root parts skip with 77)
 #   make asan            the same tests under ASan+UBSan, in build-asan/
 #   make check-vm        unit and integration tests inside Debian's (or VM_KERNEL=) kernel, QEMU
+#   make check-examples  the shipped policy examples on real Debian services (root; apt-get)
 #   make fuzz            libFuzzer on each tests/fuzz harness (clang; FUZZ_SECONDS, FUZZ_RUNS)
 #   make bench           scan cost against the pagemap floor, the daemon, Redis latency (root)
 #   make demo            a demo workload, its plan, its collapse (root)
@@ -61,7 +62,7 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/%.c=%)
 FUZZ_BIN := $(FUZZ_NAMES:%=$(O)/tests/fuzz/%)
 
-.PHONY: all check check-config check-service check-systemd-vm check-vm check-unit check-fixtures check-integration check-fuzz fuzz asan bench demo install clean deps
+.PHONY: all check check-config check-examples check-service check-systemd-vm check-vm check-unit check-fixtures check-integration check-fuzz fuzz asan bench demo install clean deps
 all: $(O)/mthpd $(O)/libmthpd.a $(CONTRIB_BIN) $(INTEG_BIN) $(BENCH_BIN)
 
 $(O)/%.o: %.c
@@ -130,6 +131,12 @@ check-fixtures: all
 check-integration: all
 	@O=$(O) TEST_WRAPPER="$(TEST_WRAPPER)" tests/run-tests integration \
 		$(sort $(wildcard tests/integration/test-*.sh))
+
+# The shipped examples of conf/policy.d/ on real services (Redis, MariaDB,
+# Tomcat; installed with apt-get, started by hand in their units' cgroups):
+# one PASS/FAIL line per check.  Not part of `check`: it installs packages.
+check-examples: $(O)/mthpd $(O)/tests/integration/collapse-block
+	O=$(O) tests/services/check-examples
 
 # mthpd under a real systemd: Debian 12 booted under QEMU (tests/systemd-vm/README.md).
 check-systemd-vm: all
