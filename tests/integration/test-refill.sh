@@ -6,8 +6,8 @@
 # makes the daemon look at every process at once), the range must not be
 # collapsed and filled a second time: it was mthpd's, and it is only
 # collapsed again where that adds no memory (refill_backoff).  The full
-# range stays huge, the filled pages are counted once, the memory is
-# unchanged.
+# range stays huge, the filled pages are counted once (the process's other
+# memory, an ASan build's heap, may add its own), the memory is unchanged.
 . "$(dirname "$0")/lib.sh"
 require_all
 
@@ -20,7 +20,7 @@ printf '[Match]\ncgroup=/mthpd-refill-*\n[Policy]\nsizes=2M\nmax_ptes_none=511\n
 
 in_cgroup "$A" half full
 P=$WL_PID B=$WL_BASE FD=$WL_FD
-"$MTHPD" run --config-dir "$CONF" 2>"$TMP/run.log" &
+MTHPD_DEBUG=1 "$MTHPD" run --config-dir "$CONF" 2>"$TMP/run.log" &
 DAEMON=$!
 for ((i = 0; i < 100; i++)); do
 	[ "$(anon_huge_kb "$P" "$B" 2)" = 4096 ] && break
@@ -30,7 +30,9 @@ done
 sleep 0.5
 filled=$(sed -n 's/^total .* filled_pages=\([0-9]*\) .*/\1/p' "$TMP/status")
 echo "collapsed: 4096 kB huge, filled_pages=$filled"
-[ "$filled" = 256 ] || check_fail "filled_pages $filled after the first collapse, expected 256 (half a range)"
+[ "${filled:-0}" -ge 256 ] || check_fail "filled_pages $filled after the first collapse, expected at least 256 (half a range)"
+filled0=$filled
+R0=$(printf '0x%x' $((B)))
 
 kill -HUP "$P"
 read -t "$TIMEOUT" -r line <&"$FD" || die "no answer from the workload to SIGHUP"
@@ -40,15 +42,17 @@ echo "workload: $line; huge now $(anon_huge_kb "$P" "$B" 2) kB"
 
 kill -HUP "$DAEMON"
 sleep 3
-sed 's/^/   log: /' "$TMP/run.log" | tail -n 6
+grep "$R0\|reloaded" "$TMP/run.log" | sed 's/^/   log: /' | tail -n 6
 huge=$(anon_huge_kb "$P" "$B" 2)
 filled=$(sed -n 's/^total .* filled_pages=\([0-9]*\) .*/\1/p' "$TMP/status")
 refill=$(sed -n 's/^total .* refill_backoff=\([0-9]*\) .*/\1/p' "$TMP/status")
 echo "after the release and 15 passes: $huge kB huge, filled_pages=$filled, refill_backoff=$refill"
 [ "$huge" = 2048 ] || check_fail "the released range was collapsed (filled) again: $huge kB huge"
-[ "$filled" = 256 ] || check_fail "filled_pages $filled, expected still 256"
+[ "$filled" = "$filled0" ] || check_fail "filled_pages $filled, expected still $filled0"
 [ "${refill:-0}" -ge 1 ] || check_fail "no refill_backoff counted"
-grep -q "pid $P .*: refill_backoff: 2M x1" "$TMP/run.log" || check_fail "no refill_backoff record in the log"
+n=$(grep -c "pid $P .*: 2M at $R0: succeeded" "$TMP/run.log")
+[ "$n" = 1 ] || check_fail "the half range $R0 was collapsed $n times, expected once"
+grep -q "pid $P .*: 2M at $R0: refill_backoff" "$TMP/run.log" || check_fail "no refill_backoff decision for $R0 in the log"
 v=$(wl_verify "$P" "$FD")
 [ "$v" = ok ] || check_fail "workload memory: $v"
 echo "workload memory: $v"

@@ -61,11 +61,13 @@ sleep 2 # ten passes more: each may only repeat what was said
 sed 's/^/   log: /' "$TMP/run.log"
 n=$(grep -c "pid $D .*THP disabled for this process.*hint: " "$TMP/run.log")
 [ "$n" = 1 ] || check_fail "the daemon said $n times that pid $D has THP disabled, expected once"
-n=$(grep -c "pid $P .*left alone: 1 VMA of 2.0 MiB .*(MADV_NOHUGEPAGE)" "$TMP/run.log")
+# the nohuge range's VMA among them (an ASan build has its shadow refused too)
+NH=$(printf '0x%x-0x%x' $((B + RANGE_SIZE)) $((B + 2 * RANGE_SIZE)))
+n=$(grep -c "pid $P .*left alone: .* that the kernel refuses to collapse (MADV_NOHUGEPAGE): .*$NH" "$TMP/run.log")
 [ "$n" = 1 ] || check_fail "the daemon said $n times which VMA of pid $P it leaves alone, expected once"
 grep "^policy 50-a.conf " "$TMP/status" | sed 's/^/   status: /'
-grep -q "^policy 50-a.conf processes=2 thp_disabled=1 vmas_refused=1 " "$TMP/status" ||
-	check_fail "the state file does not count 2 processes, 1 thp_disabled, 1 VMA refused"
+grep -q "^policy 50-a.conf processes=2 thp_disabled=1 vmas_refused=[1-9][0-9]* " "$TMP/status" ||
+	check_fail "the state file does not count 2 processes, 1 thp_disabled, VMAs refused"
 grep -q '^mthpd_processes_thp_disabled{policy="50-a.conf"} 1$' "$TMP/metrics" ||
 	check_fail "metrics: no mthpd_processes_thp_disabled 1"
 [ "$(anon_huge_kb "$D" "$DB" 2)" = 0 ] || check_fail "the daemon made huge pages in the THP-disabled process"
