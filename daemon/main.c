@@ -28,6 +28,7 @@
 #include "state.h"
 #include "target.h"
 #include "util.h"
+#include "preview.h"
 #include "version.h"
 
 enum {
@@ -48,6 +49,7 @@ struct cli {
 	const char *max_ptes[3]; /* none, swap, shared, as given */
 	const char *proc_root;
 	const char *sys_root;
+	struct preview_opts preview; /* plan --config-dir: a configuration on the live processes */
 };
 
 _printf_(1, 2) static void fail(const char *fmt, ...)
@@ -64,6 +66,8 @@ _printf_(1, 2) static void fail(const char *fmt, ...)
 static void help(FILE *f)
 {
 	fputs("Usage: mthpd plan     --pid PID [--pid PID ...] [OPTIONS]\n"
+	      "       mthpd plan     --config-dir DIR [--policy FILE|NAME] [--unit GLOB]\n"
+	      "                      [--cgroup GLOB] [--json]   (a configuration previewed)\n"
 	      "       mthpd collapse --pid PID [--pid PID ...] [OPTIONS]\n"
 	      "       mthpd run          [--config-dir DIR]   (the daemon)\n"
 	      "       mthpd check-config [--config-dir DIR]\n"
@@ -84,6 +88,11 @@ static void help(FILE *f)
 	      "      --proc-root DIR      read DIR instead of /proc\n"
 	      "      --sys-root DIR       read DIR instead of /sys\n"
 	      "  -c, --config-dir DIR     mthpd.conf and policy.d/ (default /etc/mthpd)\n"
+	      "      --policy FILE|NAME   plan --config-dir: only this policy; a FILE is\n"
+	      "                           previewed as if it were in policy.d\n"
+	      "      --unit GLOB          plan --config-dir: only these units' processes,\n"
+	      "                           also those no policy matches\n"
+	      "      --cgroup GLOB        the same, by cgroup path below the cgroup2 mount\n"
 	      "  -h, --help               show this help\n"
 	      "  -V, --version            show the version\n"
 	      "\n"
@@ -112,7 +121,8 @@ static int parse_pid(const char *s, pid_t *ret)
 
 static int parse_args(int argc, char **argv, struct cli *c)
 {
-	enum { OPT_NONE = 0x100, OPT_SWAP, OPT_SHARED, OPT_PROC, OPT_SYS };
+	enum { OPT_NONE = 0x100, OPT_SWAP, OPT_SHARED, OPT_PROC, OPT_SYS, OPT_POLICY, OPT_UNIT,
+	       OPT_CGROUP };
 	static const struct option opts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"sizes", required_argument, NULL, 's'},
@@ -120,6 +130,10 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		{"max-ptes-swap", required_argument, NULL, OPT_SWAP},
 		{"max-ptes-shared", required_argument, NULL, OPT_SHARED},
 		{"json", no_argument, NULL, 'j'},
+		{"config-dir", required_argument, NULL, 'c'},
+		{"policy", required_argument, NULL, OPT_POLICY},
+		{"unit", required_argument, NULL, OPT_UNIT},
+		{"cgroup", required_argument, NULL, OPT_CGROUP},
 		{"proc-root", required_argument, NULL, OPT_PROC},
 		{"sys-root", required_argument, NULL, OPT_SYS},
 		{"help", no_argument, NULL, 'h'},
@@ -147,8 +161,20 @@ static int parse_args(int argc, char **argv, struct cli *c)
 
 	opterr = 0;
 	optind = 2;
-	while ((o = getopt_long(argc, argv, ":p:s:jh", opts, NULL)) >= 0) {
+	while ((o = getopt_long(argc, argv, ":p:s:jhc:", opts, NULL)) >= 0) {
 		switch (o) {
+		case 'c':
+			c->preview.config_dir = optarg;
+			break;
+		case OPT_POLICY:
+			c->preview.policy = optarg;
+			break;
+		case OPT_UNIT:
+			c->preview.unit = optarg;
+			break;
+		case OPT_CGROUP:
+			c->preview.cgroup = optarg;
+			break;
 		case 'p':
 			if (c->nr_pids >= MAX_PIDS) {
 				fail("too many --pid (at most %d)", MAX_PIDS);
@@ -197,8 +223,30 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		fail("unexpected argument '%s' (see --help)", argv[optind]);
 		return -EINVAL;
 	}
+	if (c->preview.policy || c->preview.unit || c->preview.cgroup) {
+		if (!c->preview.config_dir) {
+			fail("--policy, --unit and --cgroup go with --config-dir");
+			return -EINVAL;
+		}
+	}
+	if (c->preview.config_dir) {
+		/* the policies say which processes, sizes and limits: not the command line */
+		if (c->collapse) {
+			fail("collapse does not take --config-dir: the daemon (mthpd run) acts on a "
+			     "configuration; plan --config-dir previews it");
+			return -EINVAL;
+		}
+		if (c->nr_pids || c->sizes || c->max_ptes[0] || c->max_ptes[1] || c->max_ptes[2] ||
+		    c->proc_root || c->sys_root) {
+			fail("plan --config-dir takes the processes and knobs from the policies: no "
+			     "--pid, --sizes, --max-ptes-*, --proc-root or --sys-root");
+			return -EINVAL;
+		}
+		c->preview.json = c->json;
+		return 0;
+	}
 	if (c->nr_pids == 0) {
-		fail("%s needs at least one --pid", argv[1]);
+		fail("%s needs at least one --pid (or --config-dir, for plan)", argv[1]);
 		return -EINVAL;
 	}
 	return 0;
@@ -270,6 +318,8 @@ static int run(int argc, char **argv)
 	r = parse_args(argc, argv, &c);
 	if (r != 0)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
+	if (c.preview.config_dir)
+		return preview_run(&c.preview);
 
 	if (c.collapse && (c.proc_root || c.sys_root)) {
 		/* The plan would come from the tree, the collapse go to live pids. */

@@ -736,6 +736,68 @@ fail:
 	return r;
 }
 
+int mthpd_config_add_policy(struct mthpd_config *c, const char *path,
+			    const struct mthpd_knobs *defaults, char *err, size_t err_size)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t len = strlen(base), at = 0;
+	struct mthpd_policy pol = {.enabled = true, .knobs = *defaults};
+	struct mthpd_policy *more;
+	struct parse st;
+	int r;
+
+	err[0] = '\0';
+	if (len < 6 || strcmp(base + len - 5, ".conf") != 0 || base[0] == '.') {
+		/* the daemon would not read it from policy.d either */
+		(void)snprintf(err, err_size, "%s: a policy file's name must end in .conf", path);
+		return -EINVAL;
+	}
+	pol.knobs.orders = 1U << MTHPD_PMD_ORDER;
+	pol.name = strdup(base);
+	pol.path = strdup(path);
+	if (!pol.name || !pol.path) {
+		policy_done(&pol);
+		return -ENOMEM;
+	}
+	r = parse_file(path, path, T_POLICY, &pol, &st, err, err_size);
+	if (r < 0 && !err[0])
+		(void)snprintf(err, err_size, "%s: %s", path, strerror(-r));
+	if (r == 0 && !st.has_match) {
+		(void)snprintf(err, err_size,
+			       "%s: no [Match] key: say which processes it is for with cgroup=, unit= "
+			       "or comm=",
+			       path);
+		r = -EINVAL;
+	}
+	if (r < 0) {
+		policy_done(&pol);
+		return r;
+	}
+	while (at < c->nr_policies && strcmp(c->policies[at].name, pol.name) < 0)
+		at++;
+	if (at < c->nr_policies && strcmp(c->policies[at].name, pol.name) == 0) {
+		/* the same name in policy.d: this one takes its place */
+		policy_done(&c->policies[at]);
+		c->policies[at] = pol;
+		return 0;
+	}
+	if (c->nr_policies >= MTHPD_MAX_POLICIES) {
+		(void)snprintf(err, err_size, "%s: more than %d policy files", path, MTHPD_MAX_POLICIES);
+		policy_done(&pol);
+		return -E2BIG;
+	}
+	more = reallocarray(c->policies, c->nr_policies + 1, sizeof(*more));
+	if (!more) {
+		policy_done(&pol);
+		return -ENOMEM;
+	}
+	c->policies = more;
+	memmove(c->policies + at + 1, c->policies + at, (c->nr_policies - at) * sizeof(*more));
+	c->policies[at] = pol;
+	c->nr_policies++;
+	return 0;
+}
+
 int mthpd_config_check_text(const char *buf, size_t len, bool policy,
 			    const struct mthpd_knobs *defaults, char *err, size_t err_size)
 {

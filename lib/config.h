@@ -61,6 +61,15 @@ struct mthpd_config {
 int mthpd_config_load(const char *dir, const struct mthpd_knobs *defaults,
 		      struct mthpd_config **ret, char *err, size_t err_size);
 
+/*
+ * Adds the policy file @path as if it were in @c's policy.d: at the place
+ * its file name gives it, in place of a policy of the same name (to preview
+ * a policy before installing it).  Returns 0, -EINVAL with "FILE:LINE: ..."
+ * in @err, or -errno.
+ */
+int mthpd_config_add_policy(struct mthpd_config *c, const char *path,
+			    const struct mthpd_knobs *defaults, char *err, size_t err_size);
+
 /* Frees a config; accepts NULL and half-built ones.  Returns NULL. */
 struct mthpd_config *mthpd_config_free(struct mthpd_config *c);
 

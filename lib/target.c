@@ -55,8 +55,9 @@ const char *mthpd_thp_disabled_hint(const char *comm)
 		return "Redis turns THP off for itself when 'disable-thp' is yes (its default) and "
 		       "THP 'enabled' is 'always': set 'disable-thp no' in redis.conf and restart it";
 	if (strcmp(comm, "mariadbd") == 0 || strcmp(comm, "mysqld") == 0)
-		return "MariaDB turns THP off for itself at start (MDEV-33279, 10.6.17 and later); "
-		       "see mthpd's README, 'Services that turn THP off'";
+		return "MariaDB (10.11 in Debian 12) turns THP off for itself once its engines are "
+		       "up (sql/mysqld.cc, MDEV-33279), whatever its settings: it cannot be "
+		       "collapsed; see mthpd's README, 'Services that turn THP off'";
 	return "the process, or whatever started it, called prctl(PR_SET_THP_DISABLE), which "
 	       "fork and exec inherit: look for a THP setting of the service and of its launcher";
 }

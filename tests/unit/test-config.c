@@ -195,8 +195,55 @@ static void test_not_text(void)
 	test_case = NULL;
 }
 
+/* A file previewed as if in policy.d: at its place by name, in place of its namesake. */
+static void test_add_policy(void)
+{
+	struct mthpd_config *c = NULL;
+	char err[512], path[128], want[256];
+
+	fresh_dir();
+	put("policy.d/20-a.conf", "[Match]\ncomm=a\n");
+	put("policy.d/60-c.conf", "[Match]\ncomm=c\n");
+	put("40-b.conf", "[Match]\ncomm=b*\n[Policy]\nmax_ptes_none=0\n");
+	put("60-c.conf", "[Match]\ncomm=c\n[Policy]\nenabled=no\n");
+	put("bad.conf", "[Match]\ncomm=x\n[Policy]\nsizes=3M\n");
+	put("nomatch.conf", "[Policy]\nsizes=2M\n");
+	put("x.txt", "[Match]\ncomm=x\n");
+	TEST_ASSERT_EQ(mthpd_config_load(dir, &defaults, &c, err, sizeof(err)), 0);
+	if (!c)
+		return;
+	test_case = "add_policy: inserted in file-name order";
+	(void)snprintf(path, sizeof(path), "%s/40-b.conf", dir);
+	TEST_ASSERT_EQ(mthpd_config_add_policy(c, path, &defaults, err, sizeof(err)), 0);
+	TEST_ASSERT_EQ(c->nr_policies, 3);
+	TEST_ASSERT_STREQ(c->policies[1].name, "40-b.conf");
+	TEST_ASSERT_STREQ(c->policies[1].path, path);
+	TEST_ASSERT_EQ(c->policies[1].knobs.max_ptes_none, 0);
+	TEST_ASSERT(mthpd_config_match(c, "/", NULL, "bee") == &c->policies[1]);
+	test_case = "add_policy: replaces the one of the same name";
+	(void)snprintf(path, sizeof(path), "%s/60-c.conf", dir);
+	TEST_ASSERT_EQ(mthpd_config_add_policy(c, path, &defaults, err, sizeof(err)), 0);
+	TEST_ASSERT_EQ(c->nr_policies, 3);
+	TEST_ASSERT(!c->policies[2].enabled);
+	test_case = "add_policy: errors name the file and line, the config is unchanged";
+	(void)snprintf(path, sizeof(path), "%s/bad.conf", dir);
+	TEST_ASSERT_EQ(mthpd_config_add_policy(c, path, &defaults, err, sizeof(err)), -EINVAL);
+	(void)snprintf(want, sizeof(want), "%s:4: ", path);
+	TEST_ASSERT(strncmp(err, want, strlen(want)) == 0);
+	(void)snprintf(path, sizeof(path), "%s/nomatch.conf", dir);
+	TEST_ASSERT_EQ(mthpd_config_add_policy(c, path, &defaults, err, sizeof(err)), -EINVAL);
+	(void)snprintf(path, sizeof(path), "%s/x.txt", dir);
+	TEST_ASSERT_EQ(mthpd_config_add_policy(c, path, &defaults, err, sizeof(err)), -EINVAL);
+	(void)snprintf(path, sizeof(path), "%s/missing.conf", dir);
+	TEST_ASSERT(mthpd_config_add_policy(c, path, &defaults, err, sizeof(err)) < 0);
+	TEST_ASSERT_EQ(c->nr_policies, 3);
+	mthpd_config_free(c);
+	test_case = NULL;
+}
+
 int main(void)
 {
+	test_add_policy();
 	struct mthpd_config *c = NULL;
 	const struct mthpd_policy *p;
 	char err[512];
