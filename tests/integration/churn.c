@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * An allocator that gives memory back, at its most eager: it maps 4 MiB of
- * private anonymous memory (two 2 MiB ranges, aligned), writes every page,
+ * private anonymous memory (16 2 MiB ranges, aligned), writes every page,
  * and unmaps it again, over and over, moving between four slots so that
  * the range a scan just saw is often gone, not mapped anew, when the
  * collapse call comes: process_madvise() then answers ENOMEM ("not
@@ -64,6 +64,8 @@ int main(void)
 		for (size_t off = 0; off < SLOT_SIZE; off += PAGE)
 			s[off] = (char)(n + 1);
 		(void)munmap(s, SLOT_SIZE);
+		/* a moment with the slot gone: a collapse planned on it lands here */
+		(void)usleep(2000);
 	}
 	return 0;
 }

@@ -32,7 +32,7 @@ failed_before=$(vmstat thp_collapse_alloc_failed)
 "$MTHPD" run --config-dir "$CONF" 2>"$TMP/run.log" &
 DAEMON=$!
 seen=""
-for ((i = 0; i < 200; i++)); do
+for ((i = 0; i < 400; i++)); do
 	if grep -q "pid $C .*: unmapped: " "$TMP/run.log"; then
 		seen=unmapped
 		break
@@ -46,7 +46,7 @@ done
 grep "pid $C " "$TMP/run.log" | sed 's/^/   log: /' | head -8
 failed_after=$(vmstat thp_collapse_alloc_failed)
 echo "churner: first failure '$seen' after $((i / 10)) s; thp_collapse_alloc_failed $failed_before -> $failed_after"
-[ -n "$seen" ] || skip "the churner's ranges never went away between scan and collapse in 20 s"
+[ -n "$seen" ] || skip "the churner's ranges never went away between scan and collapse in 40 s"
 if [ "$seen" = alloc_huge_page_failed ] && [ "$failed_after" = "$failed_before" ]; then
 	check_fail "an unmapped range was reported as an allocation failure (thp_collapse_alloc_failed did not move)"
 fi
