@@ -200,16 +200,7 @@ static bool wanted(void *userdata, const char *cgroup, const char *unit)
 		return false;
 	if (f->o->unit || f->o->cgroup)
 		return true;
-	for (size_t i = 0; i < f->c->nr_policies; i++) {
-		const struct mthpd_policy *p = &f->c->policies[i];
-
-		if (p->match_cgroup && fnmatch(p->match_cgroup, cgroup, 0) != 0)
-			continue;
-		if (p->match_unit && (!unit[0] || fnmatch(p->match_unit, unit, 0) != 0))
-			continue;
-		return true;
-	}
-	return false;
+	return mthpd_config_may_match_any(f->c, cgroup, unit, true);
 }
 
 /* The policy --policy names: a file (previewed as if in policy.d) or a name there. */

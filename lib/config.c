@@ -841,10 +841,16 @@ int mthpd_config_check_text(const char *buf, size_t len, bool policy,
 
 bool mthpd_config_may_match(const struct mthpd_config *c, const char *cgroup, const char *unit)
 {
+	return mthpd_config_may_match_any(c, cgroup, unit, false);
+}
+
+bool mthpd_config_may_match_any(const struct mthpd_config *c, const char *cgroup,
+				const char *unit, bool disabled_too)
+{
 	for (size_t i = 0; i < c->nr_policies; i++) {
 		const struct mthpd_policy *p = &c->policies[i];
 
-		if (!p->enabled)
+		if (!p->enabled && !disabled_too)
 			continue;
 		if (p->match_cgroup && fnmatch(p->match_cgroup, cgroup, 0) != 0)
 			continue;

@@ -90,6 +90,10 @@ int mthpd_config_check_text(const char *buf, size_t len, bool policy,
  */
 bool mthpd_config_may_match(const struct mthpd_config *c, const char *cgroup, const char *unit);
 
+/* The same, and with @disabled_too also policies that say enabled=no (a preview lists them). */
+bool mthpd_config_may_match_any(const struct mthpd_config *c, const char *cgroup,
+				const char *unit, bool disabled_too);
+
 /*
  * The policy for a process: the first, in file-name order, whose [Match]
  * keys all match.  @unit may be NULL (not under a unit).  NULL if none.

@@ -184,6 +184,24 @@ wl_verify() {
 	fi
 }
 
+# memory_ok PID FD: the workload checks every page; a check fails unless all is as written.
+memory_ok() {
+	local v
+	v=$(wl_verify "$1" "$2")
+	[ "$v" = ok ] || check_fail "workload $1 memory: $v"
+	echo "workload $1 memory: $v"
+}
+
+# daemon_stop: SIGTERM to the `mthpd run` in $DAEMON; a check fails unless it exits 0.
+daemon_stop() {
+	local rc
+	kill -TERM "$DAEMON"
+	wait "$DAEMON"
+	rc=$?
+	DAEMON=""
+	[ "$rc" = 0 ] || check_fail "mthpd run exited $rc after SIGTERM"
+}
+
 # wl_kill PID: SIGKILL and reap.
 wl_kill() {
 	kill -KILL "$1" 2>/dev/null

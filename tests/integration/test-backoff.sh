@@ -38,13 +38,7 @@ grep "pid $P .*2M at $PINNED" "$TMP/run.log" | sed 's/^/   log: /' | head -5
 [ "$tries" = 1 ] || check_fail "the pinned range was attempted $tries times, expected once (then backoff)"
 grep -q "pid $P .*2M at $PINNED: backoff" "$TMP/run.log" ||
 	check_fail "no 'backoff' decision logged for the pinned range"
-v=$(wl_verify "$P" "$FD")
-[ "$v" = ok ] || check_fail "workload memory: $v"
-echo "workload memory: $v"
+memory_ok "$P" "$FD"
 
-kill -TERM "$DAEMON"
-wait "$DAEMON"
-rc=$?
-DAEMON=""
-[ "$rc" = 0 ] || check_fail "mthpd run exited $rc after SIGTERM"
+daemon_stop
 finish

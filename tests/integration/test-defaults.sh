@@ -116,7 +116,5 @@ cleanup_restore
 [ "$(cat "$KH/max_ptes_none") $(cat "$KH/max_ptes_swap") $(cat "$KH/max_ptes_shared")" = \
 	"$orig_none $orig_swap $orig_shared" ] || check_fail "knobs not restored"
 
-v=$(wl_verify "$P" "$FD")
-[ "$v" = ok ] || check_fail "workload memory: $v"
-echo "workload memory: $v"
+memory_ok "$P" "$FD"
 finish

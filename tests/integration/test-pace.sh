@@ -57,13 +57,7 @@ echo "collapses of pid $P reported in $visits visits"
 grep "pid $P .*: succeeded: 2M x" "$TMP/run.log" | head -3 | sed 's/^/   log: /'
 [ "$visits" -ge $((NR / 4)) ] || check_fail "$NR collapses in $visits visits: not paced (one range per call, then a rest)"
 [ "$(state passes)" -le 2 ] || check_fail "$(state passes) passes: the pace timer, not passes, should go on"
-v=$(wl_verify "$P" "$FD")
-[ "$v" = ok ] || check_fail "workload memory: $v"
-echo "workload memory: $v"
+memory_ok "$P" "$FD"
 
-kill -TERM "$DAEMON"
-wait "$DAEMON"
-rc=$?
-DAEMON=""
-[ "$rc" = 0 ] || check_fail "mthpd run exited $rc after SIGTERM"
+daemon_stop
 finish

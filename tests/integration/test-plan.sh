@@ -185,7 +185,5 @@ alloc1=$(vmstat thp_collapse_alloc)
 if ! diff -u "$TMP/inspect.before" "$TMP/inspect.after"; then
 	check_fail "the folios behind the ranges changed during plan"
 fi
-v=$(wl_verify "$P" "$FD")
-[ "$v" = ok ] || check_fail "workload memory: $v"
-echo "workload memory: $v"
+memory_ok "$P" "$FD"
 finish

@@ -53,13 +53,7 @@ echo "after the release and 15 passes: $huge kB huge, filled_pages=$filled, refi
 n=$(grep -c "pid $P .*: 2M at $R0: succeeded" "$TMP/run.log")
 [ "$n" = 1 ] || check_fail "the half range $R0 was collapsed $n times, expected once"
 grep -q "pid $P .*: 2M at $R0: refill_backoff" "$TMP/run.log" || check_fail "no refill_backoff decision for $R0 in the log"
-v=$(wl_verify "$P" "$FD")
-[ "$v" = ok ] || check_fail "workload memory: $v"
-echo "workload memory: $v"
+memory_ok "$P" "$FD"
 
-kill -TERM "$DAEMON"
-wait "$DAEMON"
-rc=$?
-DAEMON=""
-[ "$rc" = 0 ] || check_fail "mthpd run exited $rc after SIGTERM"
+daemon_stop
 finish

@@ -76,9 +76,5 @@ for pair in "$D:$DFD" "$P:$FD"; do
 	[ "$v" = ok ] || check_fail "workload ${pair%%:*} memory: $v"
 done
 
-kill -TERM "$DAEMON"
-wait "$DAEMON"
-rc=$?
-DAEMON=""
-[ "$rc" = 0 ] || check_fail "mthpd run exited $rc after SIGTERM"
+daemon_stop
 finish

@@ -64,13 +64,7 @@ echo "the normal workload: $(anon_huge_kb "$P" "$B" 2) kB huge after $took ms"
 [ "$(anon_huge_kb "$P" "$B" 2)" = 4096 ] ||
 	check_fail "the normal workload was not collapsed within 10 s beside the churner"
 grep -q "collapse.*alloc_sleep\|allocation failure" "$TMP/run.log" && grep "allocation failure" "$TMP/run.log" | head -3
-v=$(wl_verify "$P" "$FD")
-[ "$v" = ok ] || check_fail "workload memory: $v"
-echo "workload memory: $v"
+memory_ok "$P" "$FD"
 
-kill -TERM "$DAEMON"
-wait "$DAEMON"
-rc=$?
-DAEMON=""
-[ "$rc" = 0 ] || check_fail "mthpd run exited $rc after SIGTERM"
+daemon_stop
 finish
