@@ -125,6 +125,16 @@ static void write_scanned(FILE *f, const struct metrics *m, const char *name, co
 	}
 }
 
+/* One per-policy gauge of struct metrics_procs, at @offset. */
+static void write_gauge(FILE *f, const struct metrics *m, const char *name, const char *help,
+			size_t offset)
+{
+	fprintf(f, "# HELP mthpd_%s %s\n# TYPE mthpd_%s gauge\n", name, help, name);
+	for (size_t i = 0; i < m->n; i++)
+		fprintf(f, "mthpd_%s{policy=\"%s\"} %lu\n", name, m->names[i],
+			*(const unsigned long *)(const void *)((const char *)&m->procs[i] + offset));
+}
+
 static void prometheus_body(FILE *f, const struct metrics *m)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(families); i++)
@@ -138,22 +148,16 @@ static void prometheus_body(FILE *f, const struct metrics *m)
 	write_scanned(f, m, "refill_backoff",
 		      "Blocks not filled again: collapsed by mthpd before, emptied since.",
 		      offsetof(struct mthpd_counters, refill_backoff));
-	fputs("# HELP mthpd_processes Processes the policy matches (after the last pass).\n"
-	      "# TYPE mthpd_processes gauge\n", f);
-	for (size_t i = 0; i < m->n; i++)
-		fprintf(f, "mthpd_processes{policy=\"%s\"} %lu\n", m->names[i], m->procs[i].processes);
-	fputs("# HELP mthpd_processes_thp_disabled Matched processes with THP disabled for "
-	      "themselves (PR_SET_THP_DISABLE): nothing can be collapsed.\n"
-	      "# TYPE mthpd_processes_thp_disabled gauge\n", f);
-	for (size_t i = 0; i < m->n; i++)
-		fprintf(f, "mthpd_processes_thp_disabled{policy=\"%s\"} %lu\n", m->names[i],
-			m->procs[i].thp_disabled);
-	fputs("# HELP mthpd_vmas_refused VMAs with memory of matched processes that the kernel "
-	      "refuses to collapse (MADV_NOHUGEPAGE).\n"
-	      "# TYPE mthpd_vmas_refused gauge\n", f);
-	for (size_t i = 0; i < m->n; i++)
-		fprintf(f, "mthpd_vmas_refused{policy=\"%s\"} %lu\n", m->names[i],
-			m->procs[i].vmas_refused);
+	write_gauge(f, m, "processes", "Processes the policy matches (after the last pass).",
+		    offsetof(struct metrics_procs, processes));
+	write_gauge(f, m, "processes_thp_disabled",
+		    "Matched processes with THP disabled for themselves (PR_SET_THP_DISABLE): "
+		    "nothing can be collapsed.",
+		    offsetof(struct metrics_procs, thp_disabled));
+	write_gauge(f, m, "vmas_refused",
+		    "VMAs with memory of matched processes that the kernel refuses to collapse "
+		    "(MADV_NOHUGEPAGE).",
+		    offsetof(struct metrics_procs, vmas_refused));
 	fprintf(f,
 		"# HELP mthpd_passes_total Passes over the matched processes.\n"
 		"# TYPE mthpd_passes_total counter\nmthpd_passes_total %lu\n"

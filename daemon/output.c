@@ -47,7 +47,7 @@ void mthpd_output_header(struct mthpd_output *o)
 }
 
 /* A comm is up to 15 bytes the process chose: escape it for JSON. */
-static void json_string(FILE *f, const char *s)
+void mthpd_output_json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -73,9 +73,9 @@ void mthpd_output_target_begin(struct mthpd_output *o, const struct mthpd_target
 		/* one object for a process nothing can be done to, so that it is not silently absent */
 		if (t->thp_disabled) {
 			fprintf(o->f, "{\"pid\":%d,\"comm\":", (int)t->pid);
-			json_string(o->f, t->comm);
+			mthpd_output_json_string(o->f, t->comm);
 			fputs(",\"action\":\"skip\",\"reason\":\"thp_disabled\",\"hint\":", o->f);
-			json_string(o->f, mthpd_thp_disabled_hint(t->comm));
+			mthpd_output_json_string(o->f, mthpd_thp_disabled_hint(t->comm));
 			if (o->collapse)
 				fputs(",\"result\":\"not_attempted\"", o->f);
 			fputs("}\n", o->f);
@@ -100,7 +100,7 @@ static void json_block(struct mthpd_output *o, const struct mthpd_target *t,
 	const unsigned int from = b->offset, to = b->offset + (1U << b->order);
 
 	fprintf(o->f, "{\"pid\":%d,\"comm\":", (int)t->pid);
-	json_string(o->f, t->comm);
+	mthpd_output_json_string(o->f, t->comm);
 	fprintf(o->f,
 		",\"addr\":\"0x%" PRIx64 "\",\"order\":%u,"
 		"\"size\":\"%s\",\"occupied\":%u,\"swap\":%u,\"shared\":%u,"

@@ -39,6 +39,9 @@ void mthpd_output_target_end(struct mthpd_output *o, const struct mthpd_target *
 			     const struct mthpd_pass_stats *st);
 void mthpd_output_footer(struct mthpd_output *o);
 
+/* @s as a JSON string, escaped: comm and paths are chosen by others. */
+void mthpd_output_json_string(FILE *f, const char *s);
+
 /* The two 64-cell lines of a range's picture, one cell per 8 pages. */
 void mthpd_output_picture(const struct mthpd_range_scan *scan, const struct mthpd_range_plan *plan,
 			  char used[65], char planned[65]);

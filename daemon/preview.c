@@ -18,6 +18,7 @@
 #include "features.h"
 #include "kif.h"
 #include "knobs.h"
+#include "output.h"
 #include "preview.h"
 #include "target.h"
 #include "util.h"
@@ -68,15 +69,11 @@ static int tally(void *userdata, const struct mthpd_target *t _unused_,
 
 	for (unsigned int i = 0; i < p->nr_blocks; i++) {
 		const struct mthpd_block *b = &p->blocks[i];
-		unsigned int nr = 1U << b->order, to = b->offset + nr;
-		unsigned int kept;
 
 		if (b->action != MTHPD_ACTION_COLLAPSE)
 			continue;
-		kept = b->occupied + mthpd_bitmap_weight(s->swap, b->offset, to);
 		e->collapse_bytes[b->order] += (uint64_t)MTHPD_PAGE_SIZE << b->order;
-		if (kept < nr)
-			e->fill_bytes += (uint64_t)(nr - kept) * MTHPD_PAGE_SIZE;
+		e->fill_bytes += (uint64_t)mthpd_block_empty(s, b) * MTHPD_PAGE_SIZE;
 	}
 	return 0;
 }
@@ -133,23 +130,6 @@ static const char *sizes_line(const uint64_t bytes[MTHPD_PMD_ORDER + 1], char *b
 	if (!buf[0])
 		(void)snprintf(buf, size, "nothing");
 	return buf;
-}
-
-/* A JSON string; comm and paths are chosen by others. */
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
 }
 
 static void json_sizes(const uint64_t bytes[MTHPD_PMD_ORDER + 1])
@@ -366,15 +346,15 @@ static void print_json(const struct mthpd_config *c, const struct entry *es, siz
 
 		printf("{\"type\":\"process\",\"policy\":");
 		if (e->policy >= 0)
-			json_str(c->policies[e->policy].name);
+			mthpd_output_json_string(stdout, c->policies[e->policy].name);
 		else
 			printf("null");
 		printf(",\"unit\":");
-		json_str(e->proc->unit);
+		mthpd_output_json_string(stdout, e->proc->unit);
 		printf(",\"cgroup\":");
-		json_str(e->proc->cgroup);
+		mthpd_output_json_string(stdout, e->proc->cgroup);
 		printf(",\"pid\":%d,\"comm\":", (int)e->proc->pid);
-		json_str(e->comm);
+		mthpd_output_json_string(stdout, e->comm);
 		printf(",\"status\":\"%s\",\"anon_bytes\":%" PRIu64 ",\"huge_bytes\":%" PRIu64
 		       ",\"collapse_bytes\":%" PRIu64 ",\"collapse\":",
 		       verdict_names[e->verdict], e->anon_kb << 10, e->huge_kb << 10, total_collapse(e));
@@ -398,7 +378,7 @@ static void print_json(const struct mthpd_config *c, const struct entry *es, siz
 		}
 		printf("{\"type\":\"policy\",\"policy\":");
 		if (pol >= 0)
-			json_str(c->policies[pol].name);
+			mthpd_output_json_string(stdout, c->policies[pol].name);
 		else
 			printf("null");
 		printf(",\"enabled\":%s,\"processes\":%zu,\"anon_bytes\":%" PRIu64

@@ -17,11 +17,8 @@ void mthpd_account_range(struct mthpd_counters *c, const struct mthpd_range_scan
 		switch (r) {
 		case MTHPD_SCAN_SUCCEED:
 			if (acted) {
-				unsigned int to = b->offset + (1U << b->order);
-				unsigned int kept = b->occupied + mthpd_bitmap_weight(s->swap, b->offset, to);
-
 				c->collapse_alloc[b->order]++;
-				c->filled_pages += kept < (1U << b->order) ? (1U << b->order) - kept : 0;
+				c->filled_pages += mthpd_block_empty(s, b);
 			}
 			break;
 		case MTHPD_RESULT_REFILL_BACKOFF:

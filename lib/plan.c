@@ -318,6 +318,14 @@ done:
 	return last_result;
 }
 
+unsigned int mthpd_block_empty(const struct mthpd_range_scan *s, const struct mthpd_block *b)
+{
+	unsigned int nr = 1U << b->order;
+	unsigned int kept = b->occupied + mthpd_bitmap_weight(s->swap, b->offset, b->offset + nr);
+
+	return kept < nr ? nr - kept : 0;
+}
+
 void mthpd_plan_range(const struct mthpd_range_scan *scan, const struct mthpd_knobs *knobs,
 		      mthpd_collapse_fn collapse, void *userdata, struct mthpd_range_plan *ret)
 {

@@ -81,6 +81,12 @@ bool mthpd_knobs_max_ptes_none_degraded(const struct mthpd_knobs *k);
 unsigned int mthpd_max_order_from_offset(unsigned int offset);
 
 /*
+ * Pure: the pages of block @b of range @s that are empty (neither occupied
+ * nor swapped): what collapsing it adds as zero-filled memory.
+ */
+unsigned int mthpd_block_empty(const struct mthpd_range_scan *s, const struct mthpd_block *b);
+
+/*
  * Walks one range.  With @collapse NULL it is a plan: every block the walk
  * would attempt is assumed to get the result the planner predicts.  With a
  * callback, blocks predicted to succeed are handed to it, and its result

@@ -498,14 +498,9 @@ static bool plan_is_whole_pmd(const struct mthpd_range_plan *p)
  */
 static bool plan_fills(const struct mthpd_range_scan *s, const struct mthpd_range_plan *p)
 {
-	for (unsigned int i = 0; i < p->nr_blocks; i++) {
-		const struct mthpd_block *b = &p->blocks[i];
-		unsigned int to = b->offset + (1U << b->order);
-
-		if (b->action == MTHPD_ACTION_COLLAPSE &&
-		    b->occupied + mthpd_bitmap_weight(s->swap, b->offset, to) < (1U << b->order))
+	for (unsigned int i = 0; i < p->nr_blocks; i++)
+		if (p->blocks[i].action == MTHPD_ACTION_COLLAPSE && mthpd_block_empty(s, &p->blocks[i]))
 			return true;
-	}
 	return false;
 }
 
