@@ -34,8 +34,8 @@ ident() {
 # state PID COMM START BOOT AGE-SECONDS: a state file as the daemon writes it.
 state() {
 	local now
-	now=$(awk '{ printf "%d", $1 * 1000000 }' /proc/uptime)
-	printf 'pid %s\nversion test\ncomm %s\nstart_time %s\nboot_id %s\nwritten_boottime_usec %s\npasses 7\n' \
+	now=$(awk '{ printf "%.0f", $1 * 1000000 }' /proc/uptime)
+	printf 'pid %s\nversion test\ncomm %s\nstart_time %s\nboot_id %s\nwritten_boottime_usec %s\npasses_total 7\n' \
 		"$1" "$2" "$3" "$4" "$((now - $5 * 1000000))" >"$T/status"
 }
 # expect NAME RC PATTERN: mthpd status exits RC and its first line matches PATTERN.
@@ -50,7 +50,7 @@ expect() {
 ident $$
 state $$ "$COMM" "$START" "$BOOT" 0
 expect fresh 0 "^mthpd is running as pid $$ (version test; '$T/status' written [0-9.]* s ago)$"
-grep -qx "passes 7" "$T/out" || fail "fresh: the state file's lines are not shown"
+grep -qx "passes_total 7" "$T/out" || fail "fresh: the state file's lines are not shown"
 state $$ "$COMM" "$START" "$BOOT" 10
 expect stale 3 "^mthpd is stale: pid $$ (version test) last wrote '$T/status' 1[0-9]\.[0-9] s ago"
 
@@ -72,7 +72,7 @@ wait "$GONE"
 state "$GONE" mthpd 1 "$BOOT" 0
 expect "pid gone" 3 "^mthpd is not running (pid $GONE in '$T/status' is gone)$"
 
-printf 'pid %s\npasses 3\n' $$ >"$T/status"
+printf 'pid %s\npasses_total 3\n' $$ >"$T/status"
 expect "no identity (older mthpd)" 3 "^mthpd is not running, or cannot be told apart"
 rm "$T/status"
 expect "no state file" 3 "^mthpd is not running (no state file"
