@@ -31,6 +31,121 @@ void metrics_free(struct metrics *m)
 	for (size_t i = 0; i < m->n; i++)
 		free(m->names[i]);
 	m->n = 0;
+	for (size_t i = 0; i < m->nr_units; i++)
+		free(m->units[i].unit);
+	free(m->units);
+	m->units = NULL;
+	m->nr_units = 0;
+	free(m->rows);
+	m->rows = NULL;
+	m->nr_rows = m->rows_size = 0;
+}
+
+int metrics_unit_collapsed(struct metrics *m, const char *policy, const char *unit, uint64_t bytes)
+{
+	struct mthpd_counters *c = metrics_policy(m, policy);
+	struct metrics_unit *u;
+	size_t pi;
+
+	if (!c)
+		return -E2BIG;
+	pi = (size_t)(c - m->per_policy);
+	for (size_t i = 0; i < m->nr_units; i++)
+		if (m->units[i].policy == pi && strcmp(m->units[i].unit, unit) == 0) {
+			m->units[i].collapsed += bytes;
+			return 0;
+		}
+	if (m->nr_units >= METRICS_MAX_UNITS)
+		return -E2BIG;
+	/* one more at a time: a unit is added once, on its first collapse */
+	u = reallocarray(m->units, m->nr_units + 1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	m->units = u;
+	u[m->nr_units] = (struct metrics_unit){.policy = pi, .unit = strdup(unit), .collapsed = bytes};
+	if (!u[m->nr_units].unit)
+		return -ENOMEM;
+	m->nr_units++;
+	return 0;
+}
+
+int metrics_rows(struct metrics *m, size_t n)
+{
+	if (n > m->rows_size) {
+		struct metrics_row *r = reallocarray(m->rows, n, sizeof(*r));
+
+		if (!r) {
+			m->nr_rows = 0;
+			return -ENOMEM;
+		}
+		m->rows = r;
+		m->rows_size = n;
+	}
+	m->nr_rows = n;
+	if (n)
+		memset(m->rows, 0, n * sizeof(*m->rows));
+	return 0;
+}
+
+/* By policy, unit, the largest process first, then pid. */
+static int row_cmp(const void *a, const void *b)
+{
+	const struct metrics_row *x = a, *y = b;
+	int c;
+
+	if (x->policy != y->policy)
+		return x->policy < y->policy ? -1 : 1;
+	c = strcmp(x->unit, y->unit);
+	if (c)
+		return c;
+	if (x->anon != y->anon)
+		return x->anon > y->anon ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+void metrics_rows_done(struct metrics *m)
+{
+	if (m->nr_rows > 1)
+		qsort(m->rows, m->nr_rows, sizeof(*m->rows), row_cmp);
+}
+
+/* The processes of one policy and unit: rows [first, first + n) of the sorted rows. */
+struct unit_sum {
+	size_t first, n, thp_disabled;
+	uint64_t anon, huge, collapsed_pass;
+};
+
+/* The group starting at row @i; returns the row after it. */
+static size_t unit_sum(const struct metrics *m, size_t i, struct unit_sum *u)
+{
+	const struct metrics_row *r0 = &m->rows[i];
+
+	*u = (struct unit_sum){.first = i};
+	for (; i < m->nr_rows && m->rows[i].policy == r0->policy &&
+	       strcmp(m->rows[i].unit, r0->unit) == 0;
+	     i++) {
+		u->n++;
+		u->anon += m->rows[i].anon;
+		u->huge += m->rows[i].huge;
+		u->collapsed_pass += m->rows[i].collapsed_pass;
+		u->thp_disabled += m->rows[i].thp_disabled;
+	}
+	return i;
+}
+
+static uint64_t unit_collapsed(const struct metrics *m, size_t policy, const char *unit)
+{
+	for (size_t i = 0; i < m->nr_units; i++)
+		if (m->units[i].policy == policy && strcmp(m->units[i].unit, unit) == 0)
+			return m->units[i].collapsed;
+	return 0;
+}
+
+static double percent(uint64_t part, uint64_t whole)
+{
+	if (!whole)
+		return 0;
+	return part >= whole ? 100.0 : 100.0 * (double)part / (double)whole;
 }
 
 /* Opens PATH.tmp for writing; the caller renames it over PATH when done. */
@@ -135,6 +250,70 @@ static void write_gauge(FILE *f, const struct metrics *m, const char *name, cons
 			*(const unsigned long *)(const void *)((const char *)&m->procs[i] + offset));
 }
 
+/* A label value: backslash, double quote and newline escaped (the text format's rule). */
+static void put_label(FILE *f, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', f);
+		if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
+static void unit_labels(FILE *f, const struct metrics *m, size_t policy, const char *unit)
+{
+	fputs("{policy=\"", f);
+	put_label(f, m->names[policy]);
+	fputs("\",unit=\"", f);
+	put_label(f, unit);
+	fputs("\"}", f);
+}
+
+/* The per-unit families: what the processes of each policy and unit are like now. */
+static void write_units(FILE *f, const struct metrics *m)
+{
+	static const struct {
+		const char *name, *type, *help;
+	} fams[] = {
+		{"unit_processes", "gauge", "Matched processes of the unit (its cgroup path outside any unit)."},
+		{"unit_anon_bytes", "gauge", "Their anonymous memory (RssAnon)."},
+		{"unit_huge_bytes", "gauge", "Of it, in PMD-mapped THPs, as of each process's last whole scan."},
+		{"unit_collapsed_last_pass_bytes", "gauge", "Bytes mthpd collapsed in them in the last pass."},
+		{"unit_processes_thp_disabled", "gauge",
+		 "Of them, processes with THP disabled for themselves: nothing can be collapsed."},
+		{"unit_collapsed_bytes_total", "counter",
+		 "Bytes mthpd collapsed in the unit's processes since it started."},
+	};
+
+	for (size_t k = 0; k < ARRAY_SIZE(fams); k++) {
+		fprintf(f, "# HELP mthpd_%s %s\n# TYPE mthpd_%s %s\n", fams[k].name, fams[k].help,
+			fams[k].name, fams[k].type);
+		if (k == ARRAY_SIZE(fams) - 1) {
+			/* kept for units whose processes are gone: a counter does not vanish */
+			for (size_t i = 0; i < m->nr_units; i++) {
+				fprintf(f, "mthpd_%s", fams[k].name);
+				unit_labels(f, m, m->units[i].policy, m->units[i].unit);
+				fprintf(f, " %" PRIu64 "\n", m->units[i].collapsed);
+			}
+			continue;
+		}
+		for (size_t i = 0; i < m->nr_rows;) {
+			struct unit_sum u;
+			uint64_t x;
+
+			i = unit_sum(m, i, &u);
+			x = k == 0 ? u.n : k == 1 ? u.anon : k == 2 ? u.huge : k == 3 ? u.collapsed_pass
+										: u.thp_disabled;
+			fprintf(f, "mthpd_%s", fams[k].name);
+			unit_labels(f, m, m->rows[u.first].policy, m->rows[u.first].unit);
+			fprintf(f, " %" PRIu64 "\n", x);
+		}
+	}
+}
+
 static void prometheus_body(FILE *f, const struct metrics *m)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(families); i++)
@@ -150,6 +329,11 @@ static void prometheus_body(FILE *f, const struct metrics *m)
 		      offsetof(struct mthpd_counters, refill_backoff));
 	write_gauge(f, m, "processes", "Processes the policy matches (after the last pass).",
 		    offsetof(struct metrics_procs, processes));
+	write_gauge(f, m, "anon_bytes", "Anonymous memory (RssAnon) of the matched processes.",
+		    offsetof(struct metrics_procs, anon));
+	write_gauge(f, m, "huge_bytes",
+		    "Of it, in PMD-mapped THPs, as of each process's last whole scan.",
+		    offsetof(struct metrics_procs, huge));
 	write_gauge(f, m, "processes_thp_disabled",
 		    "Matched processes with THP disabled for themselves (PR_SET_THP_DISABLE): "
 		    "nothing can be collapsed.",
@@ -158,6 +342,7 @@ static void prometheus_body(FILE *f, const struct metrics *m)
 		    "VMAs with memory of matched processes that the kernel refuses to collapse "
 		    "(MADV_NOHUGEPAGE).",
 		    offsetof(struct metrics_procs, vmas_refused));
+	write_units(f, m);
 	fprintf(f,
 		"# HELP mthpd_passes_total Passes over the matched processes.\n"
 		"# TYPE mthpd_passes_total counter\nmthpd_passes_total %lu\n"
@@ -225,12 +410,87 @@ static void state_counters(FILE *f, const char *who, const struct mthpd_counters
 	fputc('\n', f);
 }
 
+/*
+ * One word of a state-file line: a unit, a cgroup path or a comm may hold
+ * spaces; those, controls and the backslash are written \xHH.
+ */
+static void put_word(FILE *f, const char *w)
+{
+	if (!*w)
+		fputc('-', f);
+	for (; *w; w++) {
+		unsigned char c = (unsigned char)*w;
+
+		if (c <= ' ' || c == 0x7f || c == '\\')
+			fprintf(f, "\\x%02x", c);
+		else
+			fputc(c, f);
+	}
+}
+
+/* The bytes of the blocks collapsed, all sizes. */
+static uint64_t collapsed_bytes(const struct mthpd_counters *c)
+{
+	uint64_t b = 0;
+
+	for (unsigned int o = MTHPD_MIN_ORDER; o <= MTHPD_PMD_ORDER; o++)
+		b += (uint64_t)c->collapse_alloc[o] * (MTHPD_PAGE_SIZE << o);
+	return b;
+}
+
+static void state_coverage(FILE *f, uint64_t anon, uint64_t huge, uint64_t pass, uint64_t total)
+{
+	fprintf(f,
+		" anon_bytes=%" PRIu64 " huge_bytes=%" PRIu64 " huge_percent=%.1f"
+		" collapsed_last_pass_bytes=%" PRIu64 " collapsed_bytes_total=%" PRIu64,
+		anon, huge, percent(huge, anon), pass, total);
+}
+
+/* "unit POLICY UNIT ..." and, largest first, "process PID COMM POLICY UNIT ..." */
+static void state_units(FILE *f, const struct metrics *m)
+{
+	size_t listed = 0;
+
+	for (size_t i = 0; i < m->nr_rows;) {
+		const struct metrics_row *big;
+		const char *reason = "-";
+		struct unit_sum u;
+
+		i = unit_sum(m, i, &u);
+		big = &m->rows[u.first];
+		for (size_t k = u.first; k < i && strcmp(reason, "-") == 0; k++)
+			reason = m->rows[k].reason;
+		fputs("unit ", f);
+		put_word(f, m->names[big->policy]);
+		fputc(' ', f);
+		put_word(f, big->unit);
+		fprintf(f, " processes=%zu thp_disabled=%zu", u.n, u.thp_disabled);
+		state_coverage(f, u.anon, u.huge, u.collapsed_pass,
+			       unit_collapsed(m, big->policy, big->unit));
+		fprintf(f, " last_result=%s reason=%s\n", big->last_result, reason);
+		for (size_t k = u.first; k < i && listed < METRICS_STATE_MAX_PROCS; k++, listed++) {
+			const struct metrics_row *r = &m->rows[k];
+
+			fprintf(f, "process %d ", (int)r->pid);
+			put_word(f, r->comm);
+			fputc(' ', f);
+			put_word(f, m->names[r->policy]);
+			fputc(' ', f);
+			put_word(f, r->unit);
+			state_coverage(f, r->anon, r->huge, r->collapsed_pass, r->collapsed);
+			fprintf(f, " last_result=%s reason=%s\n", r->last_result, r->reason);
+		}
+	}
+	if (listed < m->nr_rows)
+		fprintf(f, "processes_not_listed %zu\n", m->nr_rows - listed);
+}
+
 static void state_body(FILE *f, const struct metrics *m)
 {
 	struct timespec ts;
 
 	/*
-	 * One "key value..." per line; `mthpd status` prints it.  First who
+	 * One "key value..." per line; `mthpd status` shows it.  First who
 	 * wrote it and when (daemon/state.h): status believes a pid only with
 	 * its start time, comm and boot id, and only a file written in the
 	 * last few seconds.
@@ -241,8 +501,8 @@ static void state_body(FILE *f, const struct metrics *m)
 		(int)m->pid, m->version ? m->version : "unknown", m->ident.comm, m->ident.start_time,
 		m->ident.boot_id, (uint64_t)ts.tv_sec * 1000000U + (uint64_t)ts.tv_nsec / 1000U);
 	fprintf(f,
-		"passes %lu\nlast_pass_seconds %.6f\ntargets %lu\nhuge_ranges %lu\n"
-		"quiet %lu\nbacking_off %s\n",
+		"passes_total %lu\nlast_pass_seconds %.6f\nlast_pass_visited %lu\n"
+		"last_pass_huge_ranges %lu\nlast_pass_quiet %lu\nbacking_off %s\n",
 		m->passes, m->last_pass_seconds, m->targets, m->ranges_huge, m->quiet,
 		m->backing_off ? "yes" : "no");
 	if (m->features) {
@@ -252,13 +512,18 @@ static void state_body(FILE *f, const struct metrics *m)
 	}
 	state_counters(f, "total", &m->total);
 	for (size_t i = 0; i < m->n; i++) {
+		const struct metrics_procs *p = &m->procs[i];
 		char who[300];
 
-		(void)snprintf(who, sizeof(who), "policy %s processes=%lu thp_disabled=%lu vmas_refused=%lu",
-			       m->names[i], m->procs[i].processes, m->procs[i].thp_disabled,
-			       m->procs[i].vmas_refused);
+		fprintf(f, "policy %s processes=%lu thp_disabled=%lu vmas_refused=%lu", m->names[i],
+			p->processes, p->thp_disabled, p->vmas_refused);
+		state_coverage(f, p->anon, p->huge, p->collapsed_pass,
+			       collapsed_bytes(&m->per_policy[i]));
+		fputc('\n', f);
+		(void)snprintf(who, sizeof(who), "policy_total %s", m->names[i]);
 		state_counters(f, who, &m->per_policy[i]);
 	}
+	state_units(f, m);
 }
 
 int metrics_write_state(const struct metrics *m, const char *path)

@@ -131,6 +131,8 @@ struct target_ctx {
 	bool paced;                  /* its clock is ahead: the visit stops to rest */
 	/* collapse decisions of this visit, per result and order: one record each */
 	unsigned int tally[_MTHPD_SCAN_RESULT_MAX][MTHPD_PMD_ORDER + 1];
+	/* and all of them, logged or not: what `mthpd status` calls its last result */
+	unsigned int seen[_MTHPD_SCAN_RESULT_MAX];
 };
 
 static uint64_t now_usec(void)
@@ -154,6 +156,8 @@ static void watchdog_ping(struct daemon *d)
 	d->next_watchdog = now + d->watchdog_usec / 2;
 }
 
+static void count_processes(struct daemon *d);
+
 /* The metrics and state files, whatever changed. */
 static void write_files(struct daemon *d)
 {
@@ -161,6 +165,7 @@ static void write_files(struct daemon *d)
 	int r;
 
 	d->written_usec = now_usec();
+	count_processes(d);
 	r = metrics_write_prometheus(&d->metrics, c->daemon.metrics_file);
 	/* Said once, and again when it changes: not after every pass. */
 	if (r < 0 && r != d->metrics_err)
@@ -256,6 +261,9 @@ static int target_sink(void *userdata, const struct mthpd_target *t,
 	unsigned int occupied = mthpd_bitmap_weight(s->occupied, 0, MTHPD_PMD_NR);
 
 	mthpd_account_range(tc->counters, s, p, tc->acting);
+	/* coverage: a range already PMD-mapped (not the huge zero page), or made so now */
+	if (s->pmd_mapped && occupied)
+		tc->sp->cov.sweep_huge += MTHPD_PMD_SIZE;
 	for (unsigned int i = 0; i < p->nr_blocks; i++) {
 		const struct mthpd_block *b = &p->blocks[i];
 		struct log_decision ld = {
@@ -268,6 +276,8 @@ static int target_sink(void *userdata, const struct mthpd_target *t,
 			.order = b->order,
 		};
 
+		if (b->action != MTHPD_ACTION_COLLAPSE && b->reason == MTHPD_RESULT_REFILL_BACKOFF)
+			tc->seen[MTHPD_RESULT_REFILL_BACKOFF]++;
 		if (b->action != MTHPD_ACTION_COLLAPSE && b->reason == MTHPD_RESULT_REFILL_BACKOFF &&
 		    tc->log_dry) {
 			/* repeats while the range stays as it is: once a minute, as a dry run */
@@ -279,6 +289,9 @@ static int target_sink(void *userdata, const struct mthpd_target *t,
 		if (b->action != MTHPD_ACTION_COLLAPSE)
 			continue;
 		ld.result = mthpd_result_name(tc->acting ? (enum mthpd_scan_result)b->result : tc->held);
+		tc->seen[tc->acting ? b->result : tc->held]++;
+		if (tc->acting && b->result == MTHPD_SCAN_SUCCEED && b->order == MTHPD_PMD_ORDER)
+			tc->sp->cov.sweep_huge += MTHPD_PMD_SIZE;
 		tc->held_blocks += !tc->acting;
 		if (tc->acting && b->result == MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL)
 			tc->alloc_failed = true;
@@ -446,6 +459,48 @@ static void say_vmas_refused(struct mthpd_sched_proc *p, const struct mthpd_proc
 }
 
 /*
+ * What a visit found, for `mthpd status` and the metrics (p->cov): the
+ * PMD-mapped bytes once a sweep reaches the end, the bytes collapsed, the
+ * result most of its planned blocks came to, and why they were held back.
+ */
+static void note_coverage(struct daemon *d, struct mthpd_sched_proc *p,
+			  const struct mthpd_proc *proc, const struct mthpd_policy *pol,
+			  const struct target_ctx *tc, const struct mthpd_pass_stats *st, int r)
+{
+	struct mthpd_coverage *cov = &p->cov;
+	unsigned long pass_no = d->metrics.passes + 1; /* the pass under way, or the next */
+	unsigned int most = 0;
+	int res = -1;
+
+	if (r < 0 && r != -EDQUOT)
+		return; /* exited, stopped: what it had stays */
+	if (r == 0)
+		cov->huge_bytes = cov->sweep_huge;
+	if (st->bytes_collapsed) {
+		if (cov->collapsed_in != pass_no)
+			cov->collapsed_pass = 0;
+		cov->collapsed_in = pass_no;
+		cov->collapsed_pass += st->bytes_collapsed;
+		cov->collapsed_total += st->bytes_collapsed;
+		(void)metrics_unit_collapsed(&d->metrics, pol->name,
+					     proc->unit[0] ? proc->unit : proc->cgroup,
+					     st->bytes_collapsed);
+	}
+	for (int i = 0; i < _MTHPD_SCAN_RESULT_MAX; i++)
+		if (tc->seen[i] > most) {
+			most = tc->seen[i];
+			res = i;
+		}
+	if (res >= 0)
+		cov->last_result = cov->sweep_result = res;
+	/* at a sweep's end: what its visits came to, or that nothing was planned in it */
+	if (r == 0)
+		cov->last_result = cov->sweep_result;
+	cov->held = !tc->acting && tc->held_blocks ? (int)tc->held : -1;
+	cov->backoff = tc->seen[MTHPD_RESULT_BACKOFF] || tc->seen[MTHPD_RESULT_REFILL_BACKOFF];
+}
+
+/*
  * One visit of one process (mthpd_sched_visit_fn): from p->resume on, with
  * at most @allowance pages of budget.  Sets p->resume (0: it reached the
  * end) and *ret_spent.  Returns 0, or -ECANCELED (stop).
@@ -559,7 +614,12 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 	/* counted before the visit: a fault during it shows next time */
 	faults_known = mthpd_target_faults(&p->t, &faults) == 0;
 	tc.pace_mark = now_usec();
+	if (o.start == 0) {
+		p->cov.sweep_huge = 0;
+		p->cov.sweep_result = -1;
+	}
 	r = mthpd_target_pass(&d->kif, &p->t, &o, target_sink, &tc, &st);
+	note_coverage(d, p, proc, pol, &tc, &st, r);
 	if (r == 0 && o.start == 0 && !p->t.thp_disabled)
 		say_vmas_refused(p, proc, pol);
 	p->held = !tc.acting && tc.held != MTHPD_RESULT_DRY_RUN && tc.held_blocks > 0;
@@ -759,25 +819,87 @@ static bool newcomers(struct daemon *d)
 	return false;
 }
 
-/* The per-policy gauges of the metrics: what its processes are like now. */
+/* Why (part of) a process is left alone, as words for `mthpd status`; "-" when nothing is. */
+static void reason_of(const struct mthpd_sched_proc *p, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+#define ADD(...)                                                                             \
+	do {                                                                                 \
+		if (n < size)                                                                \
+			n += (size_t)snprintf(buf + n, size - n, n ? ",%s" : "%s", __VA_ARGS__); \
+	} while (0)
+	if (p->open && p->t.thp_disabled)
+		ADD("thp_disabled");
+	if (p->cov.held >= 0)
+		ADD(mthpd_result_name((enum mthpd_scan_result)p->cov.held));
+	if (p->said_vmas_refused) {
+		char v[32];
+
+		(void)snprintf(v, sizeof(v), "vmas_refused=%u", p->said_vmas_refused);
+		ADD(v);
+	}
+	if (p->cov.backoff)
+		ADD("backoff");
+#undef ADD
+	if (!buf[0])
+		(void)snprintf(buf, size, "-");
+}
+
+/*
+ * What the metrics and state files show of the processes now: a row per
+ * matched process, and per policy the gauges summed over them.
+ */
 static void count_processes(struct daemon *d)
 {
+	const struct mthpd_config *c = d->cfg;
+	size_t n = 0;
+
 	memset(d->metrics.procs, 0, sizeof(d->metrics.procs));
+	for (size_t i = 0; i < d->sched.n; i++)
+		n += d->sched.procs[i]->policy >= 0;
+	(void)metrics_rows(&d->metrics, n); /* without memory for them: no rows */
+	n = 0;
 	for (size_t i = 0; i < d->sched.n; i++) {
 		const struct mthpd_sched_proc *p = d->sched.procs[i];
-		struct mthpd_counters *c;
+		const struct mthpd_proc *proc = &d->procs[p->proc];
+		struct metrics_row *row;
+		struct mthpd_counters *mc;
 		struct metrics_procs *mp;
 
-		if (p->policy < 0 || (size_t)p->policy >= d->cfg->nr_policies)
+		if (p->policy < 0 || (size_t)p->policy >= c->nr_policies)
 			continue;
-		c = metrics_policy(&d->metrics, d->cfg->policies[p->policy].name);
-		if (!c)
+		mc = metrics_policy(&d->metrics, c->policies[p->policy].name);
+		if (!mc)
 			continue;
-		mp = &d->metrics.procs[c - d->metrics.per_policy];
+		mp = &d->metrics.procs[mc - d->metrics.per_policy];
 		mp->processes++;
 		mp->thp_disabled += p->open && p->t.thp_disabled;
 		mp->vmas_refused += p->said_vmas_refused;
+		if (n >= d->metrics.nr_rows)
+			continue;
+		row = &d->metrics.rows[n++];
+		row->pid = p->pid;
+		(void)snprintf(row->comm, sizeof(row->comm), "%s", p->t.comm);
+		row->policy = (size_t)(mc - d->metrics.per_policy);
+		row->unit = proc->unit[0] ? proc->unit : proc->cgroup;
+		row->anon = p->open ? p->t.rss_anon : 0;
+		row->huge = p->cov.huge_bytes;
+		row->collapsed_pass = p->cov.collapsed_in == d->metrics.passes ? p->cov.collapsed_pass : 0;
+		row->collapsed = p->cov.collapsed_total;
+		row->thp_disabled = p->open && p->t.thp_disabled;
+		row->last_result = p->last_visit == 0   ? "not_visited"
+				   : row->thp_disabled      ? "thp_disabled"
+				   : p->cov.last_result < 0 ? "nothing_to_do"
+							    : mthpd_result_name(p->cov.last_result);
+		reason_of(p, row->reason, sizeof(row->reason));
+		mp->anon += row->anon;
+		mp->huge += row->huge;
+		mp->collapsed_pass += row->collapsed_pass;
 	}
+	d->metrics.nr_rows = n;
+	metrics_rows_done(&d->metrics);
 }
 
 /*
@@ -892,7 +1014,6 @@ static void pass(struct daemon *d)
 		d->nr_open += d->sched.procs[i]->open;
 	(void)mthpd_sched_pass(&d->sched, c->daemon.pages_to_scan, visit, &vc, &ss);
 
-	count_processes(d);
 	/* Totals from the per-policy counters of this pass. */
 	memset(&d->metrics.total, 0, sizeof(d->metrics.total));
 	for (size_t i = 0; i < d->metrics.n; i++)

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "coverage.h"
 #include "kif.h"
 #include "state.h"
 #include "target.h"
@@ -264,11 +265,11 @@ int state_show(const char *path, FILE *out)
 			"mthpd is stale: pid %" PRIu64 " (version %s) last wrote '%s' %.1f s ago; a "
 			"running mthpd rewrites it every second (stopped? hung?)\n",
 			pid, version, path, (double)age / 1e6);
-		fputs(body, out);
+		coverage_show(body, out);
 		return 3;
 	}
 	fprintf(out, "mthpd is running as pid %" PRIu64 " (version %s; '%s' written %.1f s ago)\n",
 		pid, version, path, (double)age / 1e6);
-	fputs(body, out);
+	coverage_show(body, out);
 	return 0;
 }

@@ -63,6 +63,7 @@ int mthpd_sched_update(struct mthpd_sched *s, const pid_t *pids, size_t n)
 				.pid = sorted[i].pid,
 				.policy = -1,
 				.t = {.pidfd = -1, .stat_fd = -1, .pagemap = {.fd = -1}},
+				.cov = {.last_result = -1, .sweep_result = -1, .held = -1},
 			};
 			born[k] = true;
 		}

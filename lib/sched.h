@@ -65,6 +65,23 @@ struct mthpd_sched_proc {
 	 */
 	uint64_t pace_next, pace_allowance;
 	bool pace_waiting;
+	/*
+	 * What `mthpd status` and the metrics show of it, kept by the daemon:
+	 * how much of its memory is in PMD-mapped THPs (counted range by range
+	 * as the visits go, published when a sweep reaches the end), what
+	 * mthpd collapsed in it, and what its last visit came to.
+	 */
+	struct mthpd_coverage {
+		uint64_t huge_bytes;       /* PMD-mapped, at the end of its last whole sweep */
+		uint64_t sweep_huge;       /* the sweep under way, so far */
+		uint64_t collapsed_pass;   /* bytes collapsed during pass @collapsed_in */
+		unsigned long collapsed_in;
+		uint64_t collapsed_total;  /* bytes collapsed since mthpd found it */
+		int last_result;           /* enum mthpd_scan_result most blocks came to, -1: none */
+		int sweep_result;          /* the same, for the sweep under way */
+		int held;                  /* enum mthpd_scan_result that held its plan back, -1: none */
+		bool backoff;              /* ranges waiting for a retry (backoff, refill_backoff) */
+	} cov;
 };
 
 struct mthpd_sched {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,26 @@ static bool status_thp_disabled(const char *status)
 	return *p == '0';
 }
 
+int mthpd_status_parse_rss_anon(const char *status, uint64_t *ret)
+{
+	const char *p = strstr(status, "\nRssAnon:");
+	unsigned long long kb;
+	char *end;
+
+	if (!p)
+		return -ENOENT;
+	p += strlen("\nRssAnon:");
+	p += strspn(p, " \t");
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	errno = 0;
+	kb = strtoull(p, &end, 10);
+	if (errno || strncmp(end, " kB", 3) != 0 || kb > UINT64_MAX / 1024)
+		return -EINVAL;
+	*ret = (uint64_t)kb * 1024;
+	return 0;
+}
+
 int mthpd_target_read_status(struct mthpd_kif *kif, struct mthpd_target *t)
 {
 	char path[64], status[4096];
@@ -41,6 +62,8 @@ int mthpd_target_read_status(struct mthpd_kif *kif, struct mthpd_target *t)
 	if (r < 0 && r != -EFBIG)
 		return r;
 	t->thp_disabled = r >= 0 && status_thp_disabled(status);
+	if (r < 0 || mthpd_status_parse_rss_anon(status, &t->rss_anon) < 0)
+		t->rss_anon = 0;
 	return 0;
 }
 

@@ -31,6 +31,7 @@ struct mthpd_target {
 	int pidfd;          /* only when collapsing; -1 otherwise */
 	int stat_fd;        /* /proc/PID/stat, for mthpd_target_faults(); -1 if not open */
 	bool thp_disabled;  /* prctl(PR_SET_THP_DISABLE): never touched */
+	uint64_t rss_anon;  /* bytes, RssAnon of /proc/PID/status when last read; 0: unknown */
 	struct mthpd_pagemap pagemap;
 	/*
 	 * The VMAs asked about by earlier passes, sorted by start: a target
@@ -101,6 +102,13 @@ int mthpd_target_open(struct mthpd_kif *kif, pid_t pid, bool need_pidfd,
  * Returns 0, -ESRCH when it exited, -errno.
  */
 int mthpd_target_read_status(struct mthpd_kif *kif, struct mthpd_target *t);
+
+/*
+ * Pure: the RssAnon of a /proc/PID/status text ("...\nRssAnon:\t 1234 kB\n..."),
+ * in bytes.  Returns 0, -ENOENT when it has none (a kernel thread, a
+ * synthetic tree), -EINVAL when it is not a number of kB.
+ */
+int mthpd_status_parse_rss_anon(const char *status, uint64_t *ret);
 
 /*
  * Pure: what a user can do about a process with THP disabled, by its comm:

@@ -30,7 +30,7 @@ for ((i = 0; i < 100; i++)); do
 done
 [ "$(anon_huge_kb "$P" "$B" 2)" = 2048 ] || check_fail "the full range was not collapsed: $(anon_huge_kb "$P" "$B" 2) kB"
 sleep 5
-passes=$(state passes)
+passes=$(state passes_total)
 tries=$(grep -c "pid $P .*2M at $PINNED: try_again" "$TMP/run.log")
 echo "pinned range $PINNED: $tries attempt(s) in $passes passes"
 grep "pid $P .*2M at $PINNED" "$TMP/run.log" | sed 's/^/   log: /' | head -5

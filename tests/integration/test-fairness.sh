@@ -34,7 +34,7 @@ done
 "$MTHPD" check-config --config-dir "$CONF" >"$TMP/check.out" || die "check-config: $(cat "$TMP/check.out")"
 
 # passes: the daemon's pass count from its state file (0 before the first).
-passes() { state passes; }
+passes() { state passes_total; }
 
 # collapse_pass PID NR: the pass in which the daemon's NR-th successful
 # collapse for PID was logged (its debug records come before the pass's

@@ -42,6 +42,34 @@ static void test_stat_parse_faults(void)
 	test_case = NULL;
 }
 
+/* RssAnon, the anonymous memory `mthpd status` shows a process with. */
+static void test_status_parse_rss_anon(void)
+{
+	static const struct {
+		const char *what, *status;
+		int r;
+		uint64_t bytes;
+	} t[] = {
+		{ "a process", "Name:\tredis-server\nRssAnon:\t 2359296 kB\nRssFile:\t 4 kB\n", 0,
+		  2359296ULL * 1024 },
+		{ "none yet", "Name:\tx\nRssAnon:\t       0 kB\n", 0, 0 },
+		{ "a kernel thread: no such line", "Name:\tkthreadd\nUmask:\t0000\n", -ENOENT, 0 },
+		{ "not at a line's start", "Name:\tx RssAnon: 5 kB\n", -ENOENT, 0 },
+		{ "not a number", "Name:\tx\nRssAnon:\tlots kB\n", -EINVAL, 0 },
+		{ "no unit", "Name:\tx\nRssAnon:\t12\n", -EINVAL, 0 },
+		{ "too large", "Name:\tx\nRssAnon:\t99999999999999999999 kB\n", -EINVAL, 0 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		uint64_t got = 0xdead;
+
+		test_case = t[i].what;
+		TEST_ASSERT_EQ(mthpd_status_parse_rss_anon(t[i].status, &got), t[i].r);
+		TEST_ASSERT_EQ(got, t[i].r == 0 ? t[i].bytes : 0xdead);
+	}
+	test_case = NULL;
+}
+
 /* Comm and start time (field 22): what `mthpd status` compares with its state file. */
 static void test_stat_parse_start(void)
 {
@@ -157,6 +185,7 @@ int main(void)
 	test_refill();
 	test_stat_parse_faults();
 	test_stat_parse_start();
+	test_status_parse_rss_anon();
 	test_backoff();
 	return test_finish();
 }

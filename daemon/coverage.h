@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * `mthpd status`: the state file's coverage lines (daemon/metrics.c) as an
+ * operator reads them, one block per policy, with a table of its units and
+ * of their processes:
+ *
+ *   policy NAME processes=N thp_disabled=N vmas_refused=N anon_bytes=B ...
+ *   unit POLICY UNIT processes=N ... last_result=R reason=W
+ *   process PID COMM POLICY UNIT anon_bytes=B ... last_result=R reason=W
+ *
+ * Every other line is shown as it is.
+ */
+#ifndef MTHPD_COVERAGE_H
+#define MTHPD_COVERAGE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Shows the state file's text @body (NUL-terminated) on @out. */
+void coverage_show(const char *body, FILE *out);
+
+/* Pure: @bytes for a human, "0 B", "512 KiB", "4.0 MiB", "2.25 GiB", into @buf. */
+const char *coverage_bytes(uint64_t bytes, char *buf, size_t size);
+
+#endif
