@@ -35,6 +35,7 @@
 #include "state.h"
 #include "target.h"
 #include "version.h"
+#include "watch.h"
 
 struct daemon {
 	const struct run_opts *opts;
@@ -70,6 +71,7 @@ struct daemon {
 	size_t window, window_period; /* past max_pids_per_pass: which of them this time */
 	int metrics_err, state_err; /* the last write's error, logged when it changes */
 	struct state_lock lock;     /* one daemon per configuration and state file */
+	struct watch watch;         /* the configuration's files: reload when they change */
 	uint64_t written_usec;      /* when STATUS= and the files were last written */
 	/*
 	 * When each pid last had its planned-only decisions logged: a dry run
@@ -1310,6 +1312,14 @@ static int setup(struct daemon *d)
 	if (sd_watchdog_enabled(0, &d->watchdog_usec) <= 0)
 		d->watchdog_usec = 0;
 
+	r = watch_open(&d->watch, d->opts->config_dir);
+	if (r < 0) {
+		log_errno(LOG_LVL_WARNING, r,
+			  "cannot watch '%s' for changes: %m; reload with SIGHUP after editing it",
+			  d->opts->config_dir);
+		watch_close(&d->watch);
+	}
+
 	/* Everything is open: from here on only the capabilities and system calls it needs. */
 	if (d->opts->sandbox) {
 		char err[256], desc[256];
@@ -1328,6 +1338,7 @@ int run_daemon(const struct run_opts *o)
 {
 	struct daemon d = {.opts = o, .kpf_fd = -1, .sig_fd = -1, .timer_fd = -1, .arrival_fd = -1,
 			   .pace_fd = -1, .cgroup_fd = -1, .lock = {.dir_fd = -1, .file_fd = -1},
+			   .watch = {.fd = -1, .timer_fd = -1, .wd_dir = -1, .wd_policy = -1},
 			   .kif = {.proc_fd = -1, .sys_fd = -1}};
 	int r, status = 0;
 
@@ -1349,14 +1360,16 @@ int run_daemon(const struct run_opts *o)
 	r = arm_timer(&d, 0);
 
 	while (!d.stop && r >= 0) {
-		struct pollfd pfd[4] = {{.fd = d.sig_fd, .events = POLLIN},
+		struct pollfd pfd[6] = {{.fd = d.sig_fd, .events = POLLIN},
 					{.fd = d.timer_fd, .events = POLLIN},
 					{.fd = d.arrival_fd, .events = POLLIN},
-					{.fd = d.pace_fd, .events = POLLIN}};
+					{.fd = d.pace_fd, .events = POLLIN},
+					{.fd = d.watch.fd, .events = POLLIN},
+					{.fd = d.watch.timer_fd, .events = POLLIN}};
 		int timeout = d.watchdog_usec ? (int)(d.watchdog_usec / 2000) : -1;
 		uint64_t expirations;
 
-		if (poll(pfd, 4, timeout) < 0 && errno != EINTR) {
+		if (poll(pfd, ARRAY_SIZE(pfd), timeout) < 0 && errno != EINTR) {
 			r = log_errno(LOG_LVL_ERR, -errno, "poll: %m");
 			break;
 		}
@@ -1364,8 +1377,18 @@ int run_daemon(const struct run_opts *o)
 		read_signals(&d);
 		if (d.stop)
 			break;
+		if (pfd[4].revents)
+			watch_read(&d.watch, now_usec());
+		if (pfd[5].revents && watch_due(&d.watch)) {
+			log_notice("'%s' changed (%s): reloading", o->config_dir, d.watch.what);
+			d.reload = true;
+		}
 		if (d.reload) {
 			d.reload = false;
+			/* first: a change while the files are read is seen, and reloads again */
+			if (watch_rearm(&d.watch) < 0)
+				log_warning("cannot watch '%s' for changes any more: reload with SIGHUP",
+					    d.watch.policy_dir);
 			reload(&d);
 		}
 		if (read(d.timer_fd, &expirations, sizeof(expirations)) == (ssize_t)sizeof(expirations) ||
@@ -1398,6 +1421,7 @@ out:
 		(void)close(d.arrival_fd);
 	if (d.pace_fd >= 0)
 		(void)close(d.pace_fd);
+	watch_close(&d.watch);
 	free(d.bytes_left);
 	mthpd_kif_done(&d.kif);
 	state_lock_release(&d.lock);

@@ -303,6 +303,10 @@ static const struct rule rules[] = {
 	 * entered before them. */
 	ALLOW(poll),
 	ALLOW(timerfd_settime),
+	/* daemon/watch.c: policy.d watched again after a reload (it may be
+	 * another directory now); inotify_init1 is start-up's */
+	ALLOW(inotify_add_watch),
+	ALLOW(inotify_rm_watch),
 	ALLOW(timerfd_create),
 	ALLOW(signalfd4),
 	ALLOW(rt_sigprocmask), /* also abort() */
