@@ -9,17 +9,9 @@
 # stopped daemon's file stale; a process planned while memory pressure held
 # collapsing back is logged `held: memory pressure` and visited again as
 # soon as the pressure ends, not a minute later.
-set -u
-O=${O:-build}
-MTHPD=$O/mthpd
-MKFIXTURE=$O/contrib/mkfixture
-T=$(mktemp -d "${TMPDIR:-/tmp}/mthpd-dfix.XXXXXX")
-DAEMON=""
-trap '[ -n "$DAEMON" ] && kill -KILL $DAEMON 2>/dev/null; rm -rf "$T"' EXIT
-FAILS=0
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+. "$(dirname "$0")/fixture-lib.sh" dfix
 
-cat >"$T/spec" <<'EOT'
+fixture_tree <<'EOT'
 khugepaged max_ptes_none=511 max_ptes_swap=64 max_ptes_shared=256
 process 100 comm=redis-server
 vma 0x7f0000000000-0x7f0000400000 rw-p
@@ -29,12 +21,7 @@ process 200 comm=other
 vma 0x7f1000000000-0x7f1000200000 rw-p
 range 0x7f1000000000: 512 written
 EOT
-"$MKFIXTURE" "$T/spec" "$T/tree" >"$T/mkfixture.log" 2>&1 || { cat "$T/mkfixture.log"; echo "FAIL: mkfixture"; exit 1; }
-P=$T/tree/proc
-mkdir -p "$P/self" "$P/pressure" "$T/cg/system.slice/redis-server.service" "$T/cg/system.slice/other.service"
-echo "35 25 0:30 / $T/cg rw,nosuid,nodev,noexec,relatime shared:10 - cgroup2 cgroup2 rw" >"$P/self/mountinfo"
-echo 100 >"$T/cg/system.slice/redis-server.service/cgroup.procs"
-echo 200 >"$T/cg/system.slice/other.service/cgroup.procs"
+mkdir -p "$P/pressure"
 psi() { echo "some avg10=$1 avg60=0.00 avg300=0.00 total=1" >"$P/pressure/memory"; }
 psi 0.00
 

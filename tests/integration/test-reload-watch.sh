@@ -9,17 +9,9 @@
 #   directory) is seen, and so is a policy.d replaced by another directory,
 #   and changes inside the new one after that;
 # - the state file written into the configuration directory causes no reload.
-set -u
-O=${O:-build}
-MTHPD=$O/mthpd
-MKFIXTURE=$O/contrib/mkfixture
-T=$(mktemp -d "${TMPDIR:-/tmp}/mthpd-watch.XXXXXX")
-DAEMON=""
-trap '[ -n "$DAEMON" ] && kill -KILL $DAEMON 2>/dev/null; rm -rf "$T"' EXIT
-FAILS=0
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+. "$(dirname "$0")/fixture-lib.sh" watch
 
-cat >"$T/spec" <<'EOT'
+fixture_tree <<'EOT'
 khugepaged max_ptes_none=511 max_ptes_swap=64 max_ptes_shared=256
 process 100 comm=redis-server
 vma 0x7f0000000000-0x7f0000200000 rw-p
@@ -28,12 +20,6 @@ process 200 comm=other
 vma 0x7f1000000000-0x7f1000200000 rw-p
 range 0x7f1000000000: 512 written
 EOT
-"$MKFIXTURE" "$T/spec" "$T/tree" >"$T/mkfixture.log" 2>&1 || { cat "$T/mkfixture.log"; echo "FAIL: mkfixture"; exit 1; }
-P=$T/tree/proc
-mkdir -p "$P/self" "$T/cg/system.slice/redis-server.service" "$T/cg/system.slice/other.service"
-echo "35 25 0:30 / $T/cg rw,nosuid,nodev,noexec,relatime shared:10 - cgroup2 cgroup2 rw" >"$P/self/mountinfo"
-echo 100 >"$T/cg/system.slice/redis-server.service/cgroup.procs"
-echo 200 >"$T/cg/system.slice/other.service/cgroup.procs"
 
 C=$T/conf
 mkdir -p "$C/policy.d"
