@@ -103,12 +103,14 @@ PA2=$WL_PID BA2=$WL_BASE NA2=$WL_NR FDA2=$WL_FD
 wait_kb "$PA2" "$BA2" "$NA2" 2048 || check_fail "after the failed reload, a new process in A was not collapsed: the old policy was lost"
 rm "$CONF/policy.d/60-broken.conf"
 # A FIFO among the policies would block the reload forever: refused at once.
+# (the file watch may reload too: count the 'keeping' lines from here on)
+kept=$(grep -c "keeping the configuration in use" "$TMP/first.log")
 mkfifo "$CONF/policy.d/61-fifo.conf"
 kill -HUP "$DAEMON"
 for ((i = 0; i < 50; i++)); do grep -q "61-fifo.conf: not a regular file (a FIFO)" "$TMP/first.log" && break; sleep 0.1; done
 grep -q "61-fifo.conf: not a regular file (a FIFO)" "$TMP/first.log" ||
 	check_fail "a reload with a FIFO in policy.d: no error logged within 5 s (did it hang?)"
-[ "$(grep -c "keeping the configuration in use" "$TMP/first.log")" = 2 ] ||
+[ "$(grep -c "keeping the configuration in use" "$TMP/first.log")" -gt "$kept" ] ||
 	check_fail "the reload with a FIFO did not keep the configuration in use"
 rm "$CONF/policy.d/61-fifo.conf"
 stop_daemon
