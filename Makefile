@@ -147,9 +147,12 @@ check-systemd-vm: all
 # The Debian package (debian/): dpkg-buildpackage -us -uc -b in a copy of the
 # tree under $(DEB_OUT), where the .deb, .changes and .buildinfo land
 # (mk/build-deb); the tree itself and its parent get nothing.
+# DEB_VERSION_SUFFIX (e.g. +git20261206): appended to the
+# changelog's version in the copy, for snapshots that upgrade each other.
 DEB_OUT ?= build-deb
+DEB_VERSION_SUFFIX ?=
 deb:
-	mk/build-deb $(DEB_OUT)
+	mk/build-deb $(if $(DEB_VERSION_SUFFIX),--version-suffix $(DEB_VERSION_SUFFIX)) $(DEB_OUT)
 
 # The package under a real systemd: built twice (the second one a newer
 # version), installed, upgraded, removed and purged in the VM of
