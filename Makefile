@@ -10,6 +10,8 @@
 #   make bench           scan cost against the pagemap floor, the daemon, Redis latency (root)
 #   make demo            a demo workload, its plan, its collapse (root)
 #   make install         DESTDIR PREFIX SBINDIR SYSCONFDIR UNITDIR MANDIR DOCDIR (mk/install.mk)
+#   make deb             the Debian package, built from a copy of the tree, into $(DEB_OUT)
+#   make check-deb       the package installed, upgraded, removed, purged in the systemd VM (root)
 #   make uninstall       the same files removed; neither runs systemctl
 #   make VERSION=x.y     build with another version string (see below)
 
@@ -62,7 +64,7 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/%.c=%)
 FUZZ_BIN := $(FUZZ_NAMES:%=$(O)/tests/fuzz/%)
 
-.PHONY: all check check-config check-examples check-service check-systemd-vm check-vm check-unit check-fixtures check-integration check-fuzz fuzz asan bench demo install clean deps
+.PHONY: all check check-config check-examples check-service check-systemd-vm check-deb deb check-vm check-unit check-fixtures check-integration check-fuzz fuzz asan bench demo install clean deps
 all: $(O)/mthpd $(O)/libmthpd.a $(CONTRIB_BIN) $(INTEG_BIN) $(BENCH_BIN)
 
 $(O)/%.o: %.c
@@ -142,6 +144,22 @@ check-examples: $(O)/mthpd $(O)/tests/integration/collapse-block
 check-systemd-vm: all
 	tests/systemd-vm/run
 
+# The Debian package (debian/): dpkg-buildpackage -us -uc -b in a copy of the
+# tree under $(DEB_OUT), where the .deb, .changes and .buildinfo land
+# (mk/build-deb); the tree itself and its parent get nothing.
+# DEB_VERSION_SUFFIX (e.g. +git20261206): appended to the
+# changelog's version in the copy, for snapshots that upgrade each other.
+DEB_OUT ?= build-deb
+DEB_VERSION_SUFFIX ?=
+deb:
+	mk/build-deb $(if $(DEB_VERSION_SUFFIX),--version-suffix $(DEB_VERSION_SUFFIX)) $(DEB_OUT)
+
+# The package under a real systemd: built twice (the second one a newer
+# version), installed, upgraded, removed and purged in the VM of
+# check-systemd-vm (tests/systemd-vm/README.md).
+check-deb:
+	tests/systemd-vm/run --deb
+
 # The unit and integration tests inside another kernel, booted under QEMU from
 # an initramfs (tests/vm/README.md).  VM_KERNEL: a bzImage or an ELF vmlinux;
 # default Debian's packaged kernel.  MTHPD_VM_TESTS picks tests.
@@ -166,7 +184,7 @@ demo: $(O)/mthpd $(O)/tests/integration/workload
 	contrib/demo $(O)
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-deb
 
 include mk/install.mk
 
