@@ -5,6 +5,7 @@
 #   make check           unit, fixture and integration tests (root parts skip with 77)
 #   make asan            the same tests under ASan+UBSan, in build-asan/
 #   make check-vm        unit and integration tests inside Debian's (or VM_KERNEL=) kernel, QEMU
+#   make check-container the container image and DaemonSet under podman (root; apt-get)
 #   make check-examples  the shipped policy examples on real Debian services (root; apt-get)
 #   make fuzz            libFuzzer on each tests/fuzz harness (clang; FUZZ_SECONDS, FUZZ_RUNS)
 #   make bench           scan cost against the pagemap floor, the daemon, Redis latency (root)
@@ -64,7 +65,7 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/%.c=%)
 FUZZ_BIN := $(FUZZ_NAMES:%=$(O)/tests/fuzz/%)
 
-.PHONY: all check check-config check-examples check-service check-systemd-vm check-deb deb check-vm check-unit check-fixtures check-integration check-fuzz fuzz asan bench demo install clean deps
+.PHONY: all check check-config check-container check-examples check-service check-systemd-vm check-deb deb check-vm check-unit check-fixtures check-integration check-fuzz fuzz asan bench demo install clean deps
 all: $(O)/mthpd $(O)/libmthpd.a $(CONTRIB_BIN) $(INTEG_BIN) $(BENCH_BIN)
 
 $(O)/%.o: %.c
@@ -79,6 +80,11 @@ $(O)/gen/version.h: FORCE-VERSION
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 $(DAEMON_OBJ): $(O)/gen/version.h
 .PHONY: FORCE-VERSION
+
+# The version alone, for builds outside this tree (the container image).
+print-version:
+	@echo '$(VERSION)'
+.PHONY: print-version
 
 $(O)/libmthpd.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
@@ -159,6 +165,12 @@ deb:
 # check-systemd-vm (tests/systemd-vm/README.md).
 check-deb:
 	tests/systemd-vm/run --deb
+
+# The container image and the DaemonSet of deploy/kubernetes/, under podman
+# with the manifest's capabilities and mounts (tests/container/run; root,
+# apt-get; the live part holds MTHPD_LIVE_LOCK).
+check-container: $(O)/mthpd $(O)/tests/integration/workload $(O)/contrib/thp-inspect
+	O=$(O) tests/container/run
 
 # The unit and integration tests inside another kernel, booted under QEMU from
 # an initramfs (tests/vm/README.md).  VM_KERNEL: a bzImage or an ELF vmlinux;
