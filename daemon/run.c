@@ -583,11 +583,32 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 		/* Kept open from pass to pass: pagemap, pidfd, and the VMA verdicts. */
 		r = mthpd_target_open(&d->kif, proc->pid, !d->opts->proc_root, &p->t);
 		if (r < 0) {
-			/* Gone since discovery, or not ours to read: normal, not an error. */
-			log_debug("pid %d: %s", (int)proc->pid, strerror(-r));
+			/*
+			 * Gone since discovery: normal.  Not ours to read (a
+			 * capability left out of a container, an LSM): a matched
+			 * service that silently gets nothing, said once per pid.
+			 */
+			if ((r == -EACCES || r == -EPERM) && !p->said_unreadable) {
+				char text[300], comm[32] = "";
+				struct log_process lp;
+
+				(void)snprintf(text, sizeof(text),
+					       "cannot open its pagemap or pidfd: %s; nothing is done "
+					       "(mthpd needs CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_SYS_NICE "
+					       "and CAP_DAC_READ_SEARCH, and no LSM in the way)",
+					       strerror(-r));
+				lp = process_record(p, proc, pol, "permission_denied", text);
+				(void)read_comm(d, proc->pid, comm, sizeof(comm));
+				lp.comm = comm;
+				log_process(&lp);
+			} else {
+				log_debug("pid %d: %s", (int)proc->pid, strerror(-r));
+			}
+			p->said_unreadable |= r == -EACCES || r == -EPERM;
 			p->resume = 0;
 			return 0;
 		}
+		p->said_unreadable = false;
 		p->open = true;
 		d->nr_open++;
 	}
@@ -844,6 +865,8 @@ static void reason_of(const struct mthpd_sched_proc *p, char *buf, size_t size)
 	}
 	if (p->cov.backoff)
 		ADD("backoff");
+	if (p->said_unreadable)
+		ADD("permission_denied");
 #undef ADD
 	if (!buf[0])
 		(void)snprintf(buf, size, "-");
@@ -893,6 +916,7 @@ static void count_processes(struct daemon *d)
 		row->thp_disabled = p->open && p->t.thp_disabled;
 		row->last_result = p->last_visit == 0   ? "not_visited"
 				   : row->thp_disabled      ? "thp_disabled"
+				   : p->said_unreadable     ? "permission_denied"
 				   : p->cov.last_result < 0 ? "nothing_to_do"
 							    : mthpd_result_name(p->cov.last_result);
 		reason_of(p, row->reason, sizeof(row->reason));

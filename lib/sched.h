@@ -57,6 +57,7 @@ struct mthpd_sched_proc {
 	 */
 	bool said_thp_disabled;
 	unsigned int said_vmas_refused;
+	bool said_unreadable; /* its pagemap or pidfd could not be opened: EACCES/EPERM */
 	/*
 	 * Pacing (lib/pace.h), set by the daemon: the clock of a paced
 	 * process, and whether a visit stopped at @resume only to rest; it

@@ -119,7 +119,9 @@ wl_start() {
 	WL_SEQ=$((WL_SEQ + 1))
 	fifo=$TMP/workload.$WL_SEQ
 	mkfifo "$fifo" || die "mkfifo"
-	"$WORKLOAD" "$@" >"$fifo" &
+	# WL_AS: a command that runs the workload as it should be (setpriv ...)
+	# shellcheck disable=SC2086 # $WL_AS is empty or words on purpose
+	${WL_AS:-} "$WORKLOAD" "$@" >"$fifo" &
 	pid=$!
 	WL_PIDS+=("$pid")
 	exec {fd}<"$fifo"
