@@ -52,6 +52,7 @@ struct daemon {
 	uint64_t no_collapse_until; /* alloc_sleep_millisecs after an allocation failure */
 	bool stop, reload;
 	bool backing_off;
+	bool no_refill_backoff; /* MTHPD_DISABLE=refill_backoff: a bench's comparison */
 	struct metrics metrics;
 	struct mthpd_proc *procs;
 	pid_t *pids;               /* this pass's discovery, for the cursor */
@@ -546,6 +547,7 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 		.budget_bytes = *bytes_left == UINT64_MAX ? 0 : *bytes_left,
 		.start = p->resume,
 		.now_usec = now_usec(),
+		.no_refill_backoff = d->no_refill_backoff,
 		/*
 		 * no more ranges in one call than this visit's share of pages
 		 * covers; a paced process gets one range a call, so that a
@@ -1123,6 +1125,14 @@ static int setup(struct daemon *d)
 		log_info("kernel: %s", mthpd_features_describe(&d->features, feat, sizeof(feat)));
 	}
 	warn_unsupported_sizes(d);
+	{
+		/* Testing aid: the daemon as it was before the refill backoff. */
+		const char *dis = getenv("MTHPD_DISABLE");
+
+		d->no_refill_backoff = dis && strstr(dis, "refill_backoff");
+		if (d->no_refill_backoff)
+			log_notice("MTHPD_DISABLE=refill_backoff: emptied ranges are refilled");
+	}
 	r = d->kif.ops->open_proc(&d->kif, "kpageflags", O_RDONLY);
 	if (r < 0)
 		return log_errno(LOG_LVL_ERR, r, "cannot open kpageflags: %m (mthpd needs root)");
