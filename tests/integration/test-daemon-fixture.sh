@@ -135,7 +135,7 @@ DAEMON=$!
 wait_log "pass 1:" || fail "no first pass: $(cat "$T/log")"
 sleep 3
 age() { # of the state file, in ms, by its own written_boottime_usec
-	awk -v now="$(awk '{ printf "%d", $1 * 1000000 }' /proc/uptime)" \
+	awk -v now="$(awk '{ printf "%.0f", $1 * 1000000 }' /proc/uptime)" \
 		'$1 == "written_boottime_usec" { printf "%d", (now - $2) / 1000 }' "$T/status"
 }
 a=$(age)

@@ -34,7 +34,7 @@ ident() {
 # state PID COMM START BOOT AGE-SECONDS: a state file as the daemon writes it.
 state() {
 	local now
-	now=$(awk '{ printf "%d", $1 * 1000000 }' /proc/uptime)
+	now=$(awk '{ printf "%.0f", $1 * 1000000 }' /proc/uptime)
 	printf 'pid %s\nversion test\ncomm %s\nstart_time %s\nboot_id %s\nwritten_boottime_usec %s\npasses 7\n' \
 		"$1" "$2" "$3" "$4" "$((now - $5 * 1000000))" >"$T/status"
 }
