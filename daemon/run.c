@@ -59,6 +59,7 @@ struct daemon {
 	 * is disarmed, and the next pass is the arrival timer's next tick.
 	 */
 	bool idle;
+	bool no_refill_backoff; /* MTHPD_DISABLE=refill_backoff: a bench's comparison */
 	struct metrics metrics;
 	struct mthpd_proc *procs;
 	pid_t *pids;               /* this pass's discovery, for the cursor */
@@ -634,6 +635,7 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 		.budget_bytes = *bytes_left == UINT64_MAX ? 0 : *bytes_left,
 		.start = p->resume,
 		.now_usec = now_usec(),
+		.no_refill_backoff = d->no_refill_backoff,
 		/*
 		 * no more ranges in one call than this visit's share of pages
 		 * covers; a paced process gets one range a call, so that a
@@ -1322,6 +1324,14 @@ static int setup(struct daemon *d)
 		log_info("kernel: %s", mthpd_features_describe(&d->features, feat, sizeof(feat)));
 	}
 	warn_unsupported_sizes(d);
+	{
+		/* Testing aid: the daemon as it was before the refill backoff. */
+		const char *dis = getenv("MTHPD_DISABLE");
+
+		d->no_refill_backoff = dis && strstr(dis, "refill_backoff");
+		if (d->no_refill_backoff)
+			log_notice("MTHPD_DISABLE=refill_backoff: emptied ranges are refilled");
+	}
 	r = d->kif.ops->open_proc(&d->kif, "kpageflags", O_RDONLY);
 	if (r < 0)
 		return log_errno(LOG_LVL_ERR, r, "cannot open kpageflags: %m (mthpd needs root)");

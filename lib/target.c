@@ -710,7 +710,8 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 			r = plan_range(&sc, entries, knobs, below_pmd, scan, plan);
 			if (r < 0)
 				goto out;
-			if (o->collapse && knobs->max_ptes_none && mthpd_refill_known(t, addr) &&
+			if (o->collapse && !o->no_refill_backoff && knobs->max_ptes_none &&
+			    mthpd_refill_known(t, addr) &&
 			    plan_fills(scan, plan)) {
 				/*
 				 * Collapsed by mthpd before, emptied since (the allocator

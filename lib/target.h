@@ -162,6 +162,8 @@ struct mthpd_pass_opts {
 	unsigned int batch;        /* 2M ranges per process_madvise() call, at most
 				    * MTHPD_COLLAPSE_BATCH; 0: that many */
 	uint64_t now_usec;         /* for the range backoff (monotonic); 0: no backoff */
+	bool no_refill_backoff;    /* refill what mthpd collapsed before (bench/redis's
+				    * comparison: MTHPD_DISABLE=refill_backoff) */
 };
 
 struct mthpd_pass_stats {
