@@ -243,6 +243,17 @@ anon_huge_kb() {
 		END { print total + 0 }' "/proc/$1/smaps"
 }
 
+# huge_within PID BASE NR KB: true once AnonHugePages of [BASE, BASE + NR
+# ranges) is KB, false after 10 s.
+huge_within() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ "$(anon_huge_kb "$1" "$2" "$3")" = "$4" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # thp_set FILE VALUE: writes a file below $THP, saving the original for
 # cleanup() (once per file).
 thp_set() {

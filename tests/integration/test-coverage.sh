@@ -30,11 +30,7 @@ printf '[Match]\ncgroup=/mthpd-cov-a-*\n[Policy]\nsizes=2M\nmax_ptes_none=0\n' >
 printf '[Match]\ncgroup=/mthpd-cov-b-*\n[Policy]\nsizes=2M\ndry_run=yes\n' >"$CONF/policy.d/60-b.conf"
 "$MTHPD" run --config-dir "$CONF" 2>"$TMP/run.log" &
 DAEMON=$!
-for ((i = 0; i < 100; i++)); do
-	[ "$(anon_huge_kb "$P" "$PB" 3)" = 4096 ] && break
-	sleep 0.1
-done
-[ "$(anon_huge_kb "$P" "$PB" 3)" = 4096 ] || check_fail "the two full ranges of $P were not collapsed"
+huge_within "$P" "$PB" 3 4096 || check_fail "the two full ranges of $P were not collapsed"
 sleep 1.5 # a few passes more, and a state file written after them
 
 # proc_line PID: the state file's "process PID ..." line.

@@ -52,11 +52,7 @@ printf '[Daemon]\nscan_sleep_millisecs=200\nstate_file=%s\nmetrics_file=%s\n' "$
 printf '[Match]\ncgroup=/mthpd-thpoff-*\n[Policy]\nsizes=2M\nmax_ptes_none=0\n' >"$CONF/policy.d/50-a.conf"
 "$MTHPD" run --config-dir "$CONF" 2>"$TMP/run.log" &
 DAEMON=$!
-for ((i = 0; i < 100; i++)); do
-	[ "$(anon_huge_kb "$P" "$B" 1)" = 2048 ] && break
-	sleep 0.1
-done
-[ "$(anon_huge_kb "$P" "$B" 1)" = 2048 ] || check_fail "the other process was not collapsed"
+huge_within "$P" "$B" 1 2048 || check_fail "the other process was not collapsed"
 sleep 2 # ten passes more: each may only repeat what was said
 sed 's/^/   log: /' "$TMP/run.log"
 n=$(grep -c "pid $D .*THP disabled for this process.*hint: " "$TMP/run.log")

@@ -22,11 +22,7 @@ printf '[Daemon]\nscan_sleep_millisecs=200\nstate_file=%s\nmetrics_file=\n' "$TM
 printf '[Match]\ncgroup=/mthpd-unread-*\n[Policy]\nsizes=2M\nmax_ptes_none=0\n' >"$CONF/policy.d/50-a.conf"
 setpriv --bounding-set=-dac_read_search,-dac_override "$MTHPD" run --config-dir "$CONF" 2>"$TMP/run.log" &
 DAEMON=$!
-for ((i = 0; i < 100; i++)); do
-	[ "$(anon_huge_kb "$P" "$PB" 1)" = 2048 ] && break
-	sleep 0.1
-done
-[ "$(anon_huge_kb "$P" "$PB" 1)" = 2048 ] || check_fail "the readable process was not collapsed"
+huge_within "$P" "$PB" 1 2048 || check_fail "the readable process was not collapsed"
 sleep 1.5 # passes more: each may only repeat what was said
 sed 's/^/   log: /' "$TMP/run.log"
 n=$(grep -c "pid $N .*cannot open its pagemap or pidfd: Permission denied; nothing is done" "$TMP/run.log")
