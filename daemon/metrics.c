@@ -111,8 +111,8 @@ void metrics_rows_done(struct metrics *m)
 
 /* The processes of one policy and unit: rows [first, first + n) of the sorted rows. */
 struct unit_sum {
-	size_t first, n, thp_disabled;
-	uint64_t anon, huge, collapsed_pass;
+	size_t first;
+	uint64_t n, thp_disabled, anon, huge, collapsed_pass;
 };
 
 /* The group starting at row @i; returns the row after it. */
@@ -276,41 +276,41 @@ static void unit_labels(FILE *f, const struct metrics *m, size_t policy, const c
 static void write_units(FILE *f, const struct metrics *m)
 {
 	static const struct {
-		const char *name, *type, *help;
-	} fams[] = {
-		{"unit_processes", "gauge", "Matched processes of the unit (its cgroup path outside any unit)."},
-		{"unit_anon_bytes", "gauge", "Their anonymous memory (RssAnon)."},
-		{"unit_huge_bytes", "gauge", "Of it, in PMD-mapped THPs, as of each process's last whole scan."},
-		{"unit_collapsed_last_pass_bytes", "gauge", "Bytes mthpd collapsed in them in the last pass."},
-		{"unit_processes_thp_disabled", "gauge",
-		 "Of them, processes with THP disabled for themselves: nothing can be collapsed."},
-		{"unit_collapsed_bytes_total", "counter",
-		 "Bytes mthpd collapsed in the unit's processes since it started."},
+		const char *name, *help;
+		size_t offset; /* of the gauge in struct unit_sum */
+	} gauges[] = {
+		{"unit_processes", "Matched processes of the unit (its cgroup path outside any unit).",
+		 offsetof(struct unit_sum, n)},
+		{"unit_anon_bytes", "Their anonymous memory (RssAnon).", offsetof(struct unit_sum, anon)},
+		{"unit_huge_bytes", "Of it, in PMD-mapped THPs, as of each process's last whole scan.",
+		 offsetof(struct unit_sum, huge)},
+		{"unit_collapsed_last_pass_bytes", "Bytes mthpd collapsed in them in the last pass.",
+		 offsetof(struct unit_sum, collapsed_pass)},
+		{"unit_processes_thp_disabled",
+		 "Of them, processes with THP disabled for themselves: nothing can be collapsed.",
+		 offsetof(struct unit_sum, thp_disabled)},
 	};
 
-	for (size_t k = 0; k < ARRAY_SIZE(fams); k++) {
-		fprintf(f, "# HELP mthpd_%s %s\n# TYPE mthpd_%s %s\n", fams[k].name, fams[k].help,
-			fams[k].name, fams[k].type);
-		if (k == ARRAY_SIZE(fams) - 1) {
-			/* kept for units whose processes are gone: a counter does not vanish */
-			for (size_t i = 0; i < m->nr_units; i++) {
-				fprintf(f, "mthpd_%s", fams[k].name);
-				unit_labels(f, m, m->units[i].policy, m->units[i].unit);
-				fprintf(f, " %" PRIu64 "\n", m->units[i].collapsed);
-			}
-			continue;
-		}
+	for (size_t k = 0; k < ARRAY_SIZE(gauges); k++) {
+		fprintf(f, "# HELP mthpd_%s %s\n# TYPE mthpd_%s gauge\n", gauges[k].name,
+			gauges[k].help, gauges[k].name);
 		for (size_t i = 0; i < m->nr_rows;) {
 			struct unit_sum u;
-			uint64_t x;
 
 			i = unit_sum(m, i, &u);
-			x = k == 0 ? u.n : k == 1 ? u.anon : k == 2 ? u.huge : k == 3 ? u.collapsed_pass
-										: u.thp_disabled;
-			fprintf(f, "mthpd_%s", fams[k].name);
+			fprintf(f, "mthpd_%s", gauges[k].name);
 			unit_labels(f, m, m->rows[u.first].policy, m->rows[u.first].unit);
-			fprintf(f, " %" PRIu64 "\n", x);
+			fprintf(f, " %" PRIu64 "\n",
+				*(const uint64_t *)(const void *)((const char *)&u + gauges[k].offset));
 		}
+	}
+	/* kept for units whose processes are gone: a counter does not vanish */
+	fputs("# HELP mthpd_unit_collapsed_bytes_total Bytes mthpd collapsed in the unit's "
+	      "processes since it started.\n# TYPE mthpd_unit_collapsed_bytes_total counter\n", f);
+	for (size_t i = 0; i < m->nr_units; i++) {
+		fputs("mthpd_unit_collapsed_bytes_total", f);
+		unit_labels(f, m, m->units[i].policy, m->units[i].unit);
+		fprintf(f, " %" PRIu64 "\n", m->units[i].collapsed);
 	}
 }
 
@@ -464,7 +464,7 @@ static void state_units(FILE *f, const struct metrics *m)
 		put_word(f, m->names[big->policy]);
 		fputc(' ', f);
 		put_word(f, big->unit);
-		fprintf(f, " processes=%zu thp_disabled=%zu", u.n, u.thp_disabled);
+		fprintf(f, " processes=%" PRIu64 " thp_disabled=%" PRIu64, u.n, u.thp_disabled);
 		state_coverage(f, u.anon, u.huge, u.collapsed_pass,
 			       unit_collapsed(m, big->policy, big->unit));
 		fprintf(f, " last_result=%s reason=%s\n", big->last_result, reason);

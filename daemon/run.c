@@ -904,6 +904,7 @@ static void count_processes(struct daemon *d)
 		struct metrics_row *row;
 		struct mthpd_counters *mc;
 		struct metrics_procs *mp;
+		bool thp_off = p->open && p->t.thp_disabled;
 
 		if (p->policy < 0 || (size_t)p->policy >= c->nr_policies)
 			continue;
@@ -912,7 +913,7 @@ static void count_processes(struct daemon *d)
 			continue;
 		mp = &d->metrics.procs[mc - d->metrics.per_policy];
 		mp->processes++;
-		mp->thp_disabled += p->open && p->t.thp_disabled;
+		mp->thp_disabled += thp_off;
 		mp->vmas_refused += p->said_vmas_refused;
 		if (n >= d->metrics.nr_rows)
 			continue;
@@ -925,7 +926,7 @@ static void count_processes(struct daemon *d)
 		row->huge = p->cov.huge_bytes;
 		row->collapsed_pass = p->cov.collapsed_in == d->metrics.passes ? p->cov.collapsed_pass : 0;
 		row->collapsed = p->cov.collapsed_total;
-		row->thp_disabled = p->open && p->t.thp_disabled;
+		row->thp_disabled = thp_off;
 		row->last_result = p->last_visit == 0   ? "not_visited"
 				   : row->thp_disabled      ? "thp_disabled"
 				   : p->said_unreadable     ? "permission_denied"

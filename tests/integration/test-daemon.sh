@@ -30,16 +30,6 @@ max_ptes_none=0
 EOT
 "$MTHPD" check-config --config-dir "$CONF" >"$TMP/check.out" || die "check-config: $(cat "$TMP/check.out")"
 
-# wait_kb PID BASE NR KB: until AnonHugePages of the workload's VMA is KB (10 s at most).
-wait_kb() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		[ "$(anon_huge_kb "$1" "$2" "$3")" = "$4" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 in_cgroup "$A" full half full
 PA=$WL_PID BA=$WL_BASE NA=$WL_NR FDA=$WL_FD
 in_cgroup "$B" full full
@@ -72,7 +62,7 @@ stop_daemon() {
 
 echo "== 1. a policy for cgroup A; B is matched by none"
 start_daemon first
-wait_kb "$PA" "$BA" "$NA" 4096 || check_fail "A: the two full ranges were not collapsed within 10 s"
+huge_within "$PA" "$BA" "$NA" 4096 || check_fail "A: the two full ranges were not collapsed within 10 s"
 sleep 0.6 # a few more passes
 [ "$(anon_huge_kb "$PA" "$BA" "$NA")" = 4096 ] || check_fail "A: AnonHugePages $(anon_huge_kb "$PA" "$BA" "$NA") kB, expected 4096 (the half range must stay)"
 [ "$(anon_huge_kb "$PB" "$BB" "$NB")" = 0 ] || check_fail "B (no policy) was touched"
@@ -100,7 +90,7 @@ grep -q "60-broken.conf:4: sizes=" "$TMP/first.log" || check_fail "the reload er
 grep -q "keeping the configuration in use" "$TMP/first.log" || check_fail "no 'keeping' after a failed reload"
 in_cgroup "$A" full
 PA2=$WL_PID BA2=$WL_BASE NA2=$WL_NR FDA2=$WL_FD
-wait_kb "$PA2" "$BA2" "$NA2" 2048 || check_fail "after the failed reload, a new process in A was not collapsed: the old policy was lost"
+huge_within "$PA2" "$BA2" "$NA2" 2048 || check_fail "after the failed reload, a new process in A was not collapsed: the old policy was lost"
 rm "$CONF/policy.d/60-broken.conf"
 # A FIFO among the policies would block the reload forever: refused at once.
 # (the file watch may reload too: count the 'keeping' lines from here on)
