@@ -26,11 +26,7 @@ PINNED=$(printf '0x%x' $((B)))
 
 MTHPD_DEBUG=1 "$MTHPD" run --config-dir "$CONF" 2>"$TMP/run.log" &
 DAEMON=$!
-for ((i = 0; i < 100; i++)); do
-	[ "$(anon_huge_kb "$P" "$B" 2)" = 2048 ] && break
-	sleep 0.1
-done
-[ "$(anon_huge_kb "$P" "$B" 2)" = 2048 ] || check_fail "the full range was not collapsed: $(anon_huge_kb "$P" "$B" 2) kB"
+huge_within "$P" "$B" 2 2048 || check_fail "the full range was not collapsed: $(anon_huge_kb "$P" "$B" 2) kB"
 sleep 5
 passes=$(state passes_total)
 tries=$(grep -c "pid $P .*2M at $PINNED: try_again" "$TMP/run.log")

@@ -22,17 +22,13 @@ printf '[Match]\ncgroup=/mthpd-refill-*\n[Policy]\nsizes=2M\nmax_ptes_none=511\n
 
 # one_case DISABLE: the sequence with MTHPD_DISABLE=DISABLE (empty: the backoff works)
 one_case() {
-	local P B FD filled filled0 R0 line huge refill n i
+	local P B FD filled filled0 R0 line huge refill n
 	rm -f "$TMP/status"
 	in_cgroup "$A" half full
 	P=$WL_PID B=$WL_BASE FD=$WL_FD
 	MTHPD_DISABLE=$1 MTHPD_DEBUG=1 "$MTHPD" run --config-dir "$CONF" 2>"$TMP/run.log" &
 	DAEMON=$!
-	for ((i = 0; i < 100; i++)); do
-		[ "$(anon_huge_kb "$P" "$B" 2)" = 4096 ] && break
-		sleep 0.1
-	done
-	[ "$(anon_huge_kb "$P" "$B" 2)" = 4096 ] || die "the two ranges were not collapsed: $(anon_huge_kb "$P" "$B" 2) kB"
+	huge_within "$P" "$B" 2 4096 || die "the two ranges were not collapsed: $(anon_huge_kb "$P" "$B" 2) kB"
 	sleep 0.5
 	filled=$(sed -n 's/^total .* filled_pages=\([0-9]*\) .*/\1/p' "$TMP/status")
 	echo "collapsed: 4096 kB huge, filled_pages=$filled"
