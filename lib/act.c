@@ -199,10 +199,26 @@ static size_t within_budget(const struct mthpd_act *a, const struct mthpd_kif_bl
 	return k;
 }
 
+/* The result of a call for a block of @order that failed with @err. */
+static enum mthpd_scan_result failed(struct mthpd_act *a, int err, unsigned int order)
+{
+	if (err == ESRCH)
+		a->exited = true;
+	if (err == ENOMEM)
+		return enomem_result(a, order);
+	return mthpd_act_errno_result(err);
+}
+
 /*
  * One process_madvise() call for @blocks (@n <= MTHPD_KIF_MAX_BLOCKS): each
  * block the kernel got through is verified into @ret; the one it stopped at
  * and those after it are MTHPD_ACT_UNKNOWN.  Returns how many it got through.
+ *
+ * The kernel answers a call that advised nothing with the errno of its
+ * first block (vector_madvise() returns the bytes done, else the error):
+ * then that block's result is known, as if it had been asked alone, and
+ * it need not be asked again.  EAGAIN is the exception: it stays unknown,
+ * so that the call for it alone retries it, as mthpd_act_collapse() does.
  */
 static size_t collapse_vec(struct mthpd_act *a, const struct mthpd_kif_block *blocks, size_t n,
 			   unsigned int flags, uint8_t *ret)
@@ -214,14 +230,14 @@ static size_t collapse_vec(struct mthpd_act *a, const struct mthpd_kif_block *bl
 		note_alloc_failed(a, block_order(blocks[i].len));
 	a->nr_calls++;
 	bytes = a->kif->ops->collapse_batch(a->kif, a->pidfd, blocks, n, flags);
-	if (bytes == -ESRCH)
-		a->exited = true;
 	for (; done < n && bytes >= (int64_t)blocks[done].len; done++) {
 		bytes -= (int64_t)blocks[done].len;
 		ret[done] = verified(a, blocks[done].addr, block_order(blocks[done].len));
 	}
 	for (size_t i = done; i < n; i++)
 		ret[i] = MTHPD_ACT_UNKNOWN;
+	if (bytes < 0 && bytes != -EAGAIN && n > 0)
+		ret[0] = failed(a, (int)-bytes, block_order(blocks[0].len));
 	return done;
 }
 
@@ -275,13 +291,8 @@ enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_ran
 		a->nr_calls++;
 		n = a->kif->ops->collapse(a->kif, a->pidfd, addr, len, flags);
 	}
-	if (n < 0) {
-		if (n == -ESRCH)
-			a->exited = true;
-		if (n == -ENOMEM)
-			return enomem_result(a, order);
-		return mthpd_act_errno_result((int)-n);
-	}
+	if (n < 0)
+		return failed(a, (int)-n, order);
 
 	return verified(a, addr, order);
 }

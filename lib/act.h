@@ -92,7 +92,9 @@ int mthpd_act_verify(struct mthpd_act *a, uint64_t addr, unsigned int order);
  * over-budget or process_exited, or MTHPD_ACT_UNKNOWN for a range the
  * kernel stopped at: the batch cannot tell its errno, so the caller
  * collapses it alone with mthpd_act_collapse() (which retries EAGAIN and
- * names the failure).
+ * names the failure).  A call that advised nothing answers its first
+ * range's errno: that range gets its result as mthpd_act_collapse() would
+ * name it (EAGAIN stays unknown, to be retried alone).
  */
 void mthpd_act_collapse_pmds(struct mthpd_act *a, const uint64_t *addrs, size_t n, uint8_t *ret);
 
@@ -107,7 +109,8 @@ enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_ran
  * (mthpd_plan_range() without a callback): its blocks below 2M that the
  * kernel supports go to the kernel in one vector call when the walk comes
  * to the first of them, as far as the budget reaches.  Where the kernel
- * stopped, the block is collapsed alone, so its errno is known; the blocks
+ * stopped, the block is collapsed alone, so its errno is known (unless the
+ * call advised nothing: then the errno is the first block's); the blocks
  * of the walk's fallback and those after it go in the next vector call.
  * The walk asks for the blocks in the plan's order, because a success
  * steers it the way the plan assumed.

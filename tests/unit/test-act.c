@@ -178,6 +178,22 @@ static void fourth_64k_fails(struct fake_kif *f, int64_t err, bool vector)
 		fake_kif_answer(f, 16 * 4096, true);
 }
 
+/*
+ * The first 64K block fails (ENOMEM) and the walk collapses it as 4 16K
+ * blocks, then the 31 other 64K blocks.  A vector call that advised
+ * nothing answers the first block's errno, so the vectors see the same
+ * answers in the same order as the walk: the first block is not asked
+ * again.
+ */
+static void first_64k_enomem(struct fake_kif *f)
+{
+	fake_kif_answer(f, -ENOMEM, false);
+	for (int i = 0; i < 4; i++)
+		fake_kif_answer(f, 4 * 4096, true);
+	for (int i = 0; i < 31; i++)
+		fake_kif_answer(f, 16 * 4096, true);
+}
+
 static void fourth_64k_enomem(struct fake_kif *f)
 {
 	fourth_64k_fails(f, -ENOMEM, false);
@@ -260,6 +276,9 @@ static void test_vectors(void)
 	/* stopped, alone, then its 4 x 16K fallback and the 28 left in one call */
 	test_case = "vectors: ENOMEM stops the call; that block alone, its 16K fallback and the rest";
 	TEST_ASSERT_EQ(same_as_walk(o64k_16k, 0, fourth_64k_enomem, fourth_64k_enomem_vector), 3);
+	/* the failed call, then the 4 x 16K fallback and the 31 left in one call */
+	test_case = "vectors: a call that advised nothing names its first block's errno";
+	TEST_ASSERT_EQ(same_as_walk(o64k_16k, 0, first_64k_enomem, first_64k_enomem), 2);
 	test_case = "vectors: EAGAIN stops the call; alone it is retried";
 	TEST_ASSERT_EQ(same_as_walk(o64k_16k, 0, fourth_64k_eagain, fourth_64k_eagain_vector), 4);
 	test_case = "vectors: a 2M plan that fails, then its 64K fallback in one call";
@@ -358,12 +377,69 @@ static void test_collapse_pmds(void)
 	test_case = NULL;
 }
 
+/*
+ * A batch call whose first PMD fails advises nothing, and the kernel
+ * answers that PMD's errno: it gets its result from the batch (@err mapped
+ * as a call for it alone maps it) and is not asked again; the other two go
+ * in the next batch call.  EAGAIN alone stays unknown, to be retried.
+ */
+static void batch_first_fails(int64_t err, bool counted, uint8_t want)
+{
+	struct fake_kif f;
+	struct mthpd_pagemap pm;
+	struct mthpd_act a;
+	uint64_t addrs[3];
+	uint8_t res[3];
+	int kpf;
+
+	TEST_ASSERT_EQ(fake_kif_init(&f, BASE, 3 * MTHPD_PMD_NR, PFN_BASE), 0);
+	TEST_ASSERT_EQ(fake_kif_vmstat(&f, 7), 0);
+	fake_kif_answer(&f, err, counted);
+	fake_kif_answer(&f, (int64_t)MTHPD_PMD_SIZE, true);
+	fake_kif_answer(&f, (int64_t)MTHPD_PMD_SIZE, true);
+	pm = (struct mthpd_pagemap){.kif = &f.kif};
+	pm.fd = f.kif.ops->open_proc(&f.kif, "42/pagemap", O_RDONLY);
+	kpf = f.kif.ops->open_proc(&f.kif, "kpageflags", O_RDONLY);
+	TEST_ASSERT(pm.fd >= 0 && kpf >= 0);
+	a = (struct mthpd_act){.kif = &f.kif, .pidfd = -1, .pagemap = &pm, .kpageflags_fd = kpf,
+			       .budget = UINT64_MAX};
+	for (unsigned int i = 0; i < 3; i++)
+		addrs[i] = BASE + i * MTHPD_PMD_SIZE;
+	mthpd_act_collapse_pmds(&a, addrs, 3, res);
+	TEST_ASSERT_EQ(a.nr_calls, 2);
+	TEST_ASSERT_EQ(f.nr_batches, 2);
+	TEST_ASSERT_EQ(f.nr_calls, 3); /* each PMD asked once */
+	TEST_ASSERT_EQ(f.calls[1].addr, addrs[1]);
+	TEST_ASSERT_EQ(res[0], want);
+	TEST_ASSERT_EQ(res[1], MTHPD_SCAN_SUCCEED);
+	TEST_ASSERT_EQ(res[2], MTHPD_SCAN_SUCCEED);
+	(void)close(pm.fd);
+	(void)close(kpf);
+	fake_kif_done(&f);
+}
+
+static void test_batch_first_fails(void)
+{
+	test_case = "a batch that advised nothing: ENOMEM counted, an allocation failure";
+	batch_first_fails(-ENOMEM, true, MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL);
+	test_case = "a batch that advised nothing: ENOMEM not counted, unmapped";
+	batch_first_fails(-ENOMEM, false, MTHPD_RESULT_UNMAPPED);
+	test_case = "a batch that advised nothing: EBUSY";
+	batch_first_fails(-EBUSY, false, MTHPD_SCAN_CGROUP_CHARGE_FAIL);
+	test_case = "a batch that advised nothing: EINVAL";
+	batch_first_fails(-EINVAL, false, MTHPD_SCAN_VMA_CHECK);
+	test_case = "a batch that advised nothing: EAGAIN is left to a call of its own";
+	batch_first_fails(-EAGAIN, false, MTHPD_ACT_UNKNOWN);
+	test_case = NULL;
+}
+
 int main(void)
 {
 	const uint32_t pmd = 1U << MTHPD_PMD_ORDER, pmd_64k = pmd | (1U << 4);
 	struct run r = {0};
 
 	test_collapse_pmds();
+	test_batch_first_fails();
 	test_vectors();
 
 	test_case = "2M collapse, verified";
