@@ -105,6 +105,79 @@ static int detect_pmd_mapped(struct mthpd_scan_ctx *sc, const uint64_t e[MTHPD_P
 	return 0;
 }
 
+/*
+ * A 2 MiB folio that was PMD-mapped here and lost part of its mapping
+ * (MADV_DONTNEED of some pages splits the PMD, not the folio) still maps
+ * each page that is left where the PMD put it: page i at PFN head + i,
+ * the head 512-aligned.  The head that the most exclusive pages point to
+ * this way is checked as detect_pmd_mapped() checks a whole one: a THP
+ * head there and a THP tail at head + 256 make one folio of order 9.  A
+ * random small page points to an aligned head once in 512, so a range of
+ * small pages costs about one 8-byte read here.  The folio's pages the
+ * range maps are then counted wherever they are; a page of it mapped
+ * shared, or all 512 mapped, is no partial folio to report.
+ */
+static int detect_partial(struct mthpd_scan_ctx *sc, const uint64_t e[MTHPD_PMD_NR],
+			  struct mthpd_range_scan *s)
+{
+	const uint64_t thp = KPF_BIT(KPF_THP), zero = KPF_BIT(KPF_ZERO_PAGE);
+	uint64_t heads[4], head, flags;
+	unsigned int votes[4] = {0}, nr = 0, best = 0, mapped = 0, page = MTHPD_PMD_NR;
+	int r;
+
+	for (unsigned int i = 0; i < MTHPD_PMD_NR; i++) {
+		uint64_t pfn = mthpd_pagemap_pfn(e[i]);
+		unsigned int k;
+
+		if (!mthpd_bit(s->occupied, i) || mthpd_bit(s->shared, i) ||
+		    (pfn & (MTHPD_PMD_NR - 1)) != i || pfn == i)
+			continue;
+		for (k = 0; k < nr && heads[k] != pfn - i; k++)
+			;
+		if (k == nr) {
+			if (nr == 4)
+				continue;
+			heads[nr++] = pfn - i;
+		}
+		votes[k]++;
+	}
+	if (nr == 0)
+		return 0;
+	for (unsigned int k = 1; k < nr; k++)
+		if (votes[k] > votes[best])
+			best = k;
+	head = heads[best];
+
+	r = mthpd_kpageflags_read(sc->kpageflags_fd, head, 1, &flags);
+	sc->nr_kpageflags_pfns++;
+	if (r < 0 || (flags & (KPF_BIT(KPF_COMPOUND_HEAD) | thp | zero)) !=
+			     (KPF_BIT(KPF_COMPOUND_HEAD) | thp))
+		return r == -ERANGE || r >= 0 ? 0 : r;
+	r = mthpd_kpageflags_read(sc->kpageflags_fd, head + MTHPD_PMD_NR / 2, 1, &flags);
+	sc->nr_kpageflags_pfns++;
+	if (r < 0 || (flags & (KPF_BIT(KPF_COMPOUND_TAIL) | thp | zero)) !=
+			     (KPF_BIT(KPF_COMPOUND_TAIL) | thp))
+		return r == -ERANGE || r >= 0 ? 0 : r;
+
+	for (unsigned int i = 0; i < MTHPD_PMD_NR; i++) {
+		uint64_t pfn = mthpd_pagemap_pfn(e[i]);
+
+		if (!mthpd_bit(s->occupied, i) || pfn < head || pfn >= head + MTHPD_PMD_NR)
+			continue;
+		if (mthpd_bit(s->shared, i))
+			return 0;
+		mapped++;
+		if (pfn == head + i && page == MTHPD_PMD_NR)
+			page = i; /* the first left in place: the split's address */
+	}
+	if (page == MTHPD_PMD_NR || mapped >= MTHPD_PMD_NR)
+		return 0;
+	s->partial_pfn = head;
+	s->partial_mapped = (uint16_t)mapped;
+	s->partial_page = (uint16_t)page;
+	return 0;
+}
+
 int mthpd_scan_read_folio_orders(struct mthpd_scan_ctx *sc, const uint64_t e[MTHPD_PMD_NR],
 				 struct mthpd_range_scan *s)
 {
@@ -207,6 +280,11 @@ int mthpd_scan_range(struct mthpd_scan_ctx *sc, uint64_t addr,
 		}
 	}
 
+	if (sc->kpageflags_fd >= 0) {
+		r = detect_partial(sc, entries, s);
+		if (r < 0)
+			return r;
+	}
 	if (sc->want_folio_orders && sc->kpageflags_fd >= 0) {
 		r = mthpd_scan_read_folio_orders(sc, entries, s);
 		if (r < 0)

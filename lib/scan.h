@@ -30,7 +30,33 @@ struct mthpd_range_scan {
 	uint8_t folio_order[MTHPD_PMD_NR];
 	bool pmd_mapped;          /* already one PMD-mapped THP (or the huge zero page) */
 	bool folio_orders_known;  /* folio_order[] was filled from kpageflags */
+	/*
+	 * A 2 MiB folio the range maps in part (partial_pfn, its first PFN;
+	 * 0: none): the allocator gave some of its pages back, which splits
+	 * the PMD mapping but not the folio, so its other 512 - partial_mapped
+	 * pages stay allocated, mapped nowhere and counted in no RssAnon,
+	 * until the kernel's deferred split runs under memory pressure.
+	 * partial_page is a page of the range that maps it.
+	 */
+	uint64_t partial_pfn;
+	uint16_t partial_mapped;
+	uint16_t partial_page;
+	/*
+	 * Set by target.c, not the scan: mthpd tried to split such a folio
+	 * before this scan (split_tried) with split_result (enum
+	 * mthpd_scan_result); on success the range was scanned again after it,
+	 * and @released pages of the folio, which nothing mapped, were freed.
+	 */
+	bool split_tried;
+	uint8_t split_result;
+	uint16_t released;
 };
+
+/* Pages a 2 MiB folio mapped in part holds that nothing maps (0: none). */
+static inline unsigned int mthpd_scan_partial_unmapped(const struct mthpd_range_scan *s)
+{
+	return s->partial_pfn ? MTHPD_PMD_NR - s->partial_mapped : 0;
+}
 
 /* State of scanning one process; the zero-page PFN is learned on the way. */
 struct mthpd_scan_ctx {
@@ -66,8 +92,10 @@ unsigned int mthpd_bitmap_weight(const uint64_t *bm, unsigned int from, unsigned
  * Builds @ret for the range at @addr from its 512 pagemap @entries.
  * kpageflags is read only where the entries cannot answer: for present pages
  * that are not exclusively mapped (zero page or shared?), for the head of a
- * range that may be a PMD-mapped THP, and, when sc->want_folio_orders, for
- * the occupied pages (one pread per run of consecutive PFNs).
+ * range that may be a PMD-mapped THP, for a page that may be part of a 2 MiB
+ * folio left mapped in part (one or two 8-byte reads), and, when
+ * sc->want_folio_orders, for the occupied pages (one pread per run of
+ * consecutive PFNs).
  * Returns 0 or -errno from kpageflags.
  */
 int mthpd_scan_range(struct mthpd_scan_ctx *sc, uint64_t addr,

@@ -56,14 +56,26 @@ struct scan_case {
 	bool pmd_mapped, folio_orders_known;
 	uint64_t zero_pfn;           /* sc->zero_pfn after; 0: not known (UINT64_MAX) */
 	uint64_t nr_kpageflags_pfns;
+	/* a 2M folio mapped in part: its head PFN (0: none), pages mapped, where */
+	uint64_t partial_pfn;
+	unsigned int partial_mapped, partial_page;
 };
 
 static const struct scan_case cases[] = {
 	{
-		/* Bit 56 set: never the zero page, never shared. */
+		/* Bit 56 set: never the zero page, never shared; and no page
+		 * i at a PFN 512k + i, which could be left of a 2M folio. */
 		.name = "exclusive pages need no kpageflags",
-		.entries = { { 512, 0x8100000000100000ULL, 2 } },
+		.entries = { { 512, 0x8100000000100001ULL, 3 } },
 		.expect = "512o",
+	},
+	{
+		/* page 0 at a 512-aligned PFN: it could be all that is left */
+		.name = "a page where a 2M folio's head would be, not a THP: one read",
+		.entries = { { 1, 0x8100000000300000ULL, 0 } },
+		.kpf = { { 0x300000, 1, TEST_KPF_ANON, 0 } },
+		.expect = "1o 511.",
+		.nr_kpageflags_pfns = 1,
 	},
 	{
 		.name = "zero page: not occupied; its PFN is read once and remembered",
@@ -124,15 +136,16 @@ static const struct scan_case cases[] = {
 		.entries = { { 512, E_THP, 1 } },
 		.kpf = { { PFN_THP, 1, TEST_KPF_THP_HEAD, TEST_KPF_THP_HEAD },
 			 { PFN_THP + 256, 1, TEST_KPF_THP_HEAD, TEST_KPF_THP_HEAD } },
+		/* and not one folio mapped in part either: 2 reads more */
 		.expect = "512o",
-		.nr_kpageflags_pfns = 2,
+		.nr_kpageflags_pfns = 4,
 	},
 	{
 		.name = "512 consecutive PFNs whose head is not a THP head: not PMD-mapped",
 		.entries = { { 512, 0x8100000000200000ULL, 1 } },
 		.kpf = { { 0x200000, 512, TEST_KPF_ANON, TEST_KPF_ANON } },
 		.expect = "512o",
-		.nr_kpageflags_pfns = 1,
+		.nr_kpageflags_pfns = 2,
 	},
 	{
 		.name = "the same with folio orders wanted: one more read of 512 PFNs",
@@ -140,7 +153,7 @@ static const struct scan_case cases[] = {
 		.kpf = { { 0x200000, 512, TEST_KPF_ANON, TEST_KPF_ANON } },
 		.want_folio_orders = true,
 		.expect = "512o", .folio_orders_known = true,
-		.nr_kpageflags_pfns = 1 + 512,
+		.nr_kpageflags_pfns = 2 + 512,
 	},
 	{
 		/* Measured flags of the huge zero page's head; the entries here
@@ -149,7 +162,7 @@ static const struct scan_case cases[] = {
 		.entries = { { 512, 0x8100000000141800ULL, 1 } },
 		.kpf = { { 0x141800, 512, TEST_KPF_HUGE_ZERO_HEAD, TEST_KPF_HUGE_ZERO_TAIL } },
 		.expect = "512o",
-		.nr_kpageflags_pfns = 1,
+		.nr_kpageflags_pfns = 2,
 	},
 	{
 		.name = "consecutive PFNs from a head that is not 512-aligned: no read",
@@ -158,10 +171,46 @@ static const struct scan_case cases[] = {
 		.expect = "512o",
 	},
 	{
-		.name = "511 pages of a THP and a hole: not PMD-mapped, no read",
+		.name = "511 pages of a THP and a hole: not PMD-mapped, a folio mapped in part",
 		.entries = { { 511, E_THP, 1 } },
 		.kpf = { { PFN_THP, 512, TEST_KPF_THP_HEAD, TEST_KPF_THP_TAIL } },
 		.expect = "511o 1.",
+		.nr_kpageflags_pfns = 2,
+		.partial_pfn = PFN_THP, .partial_mapped = 511, .partial_page = 0,
+	},
+	{
+		/* jemalloc purged pages 100-355 (MADV_DONTNEED): the head and page 256 are gone */
+		.name = "a 2M folio with half its pages given back: 256 held, two reads",
+		.entries = { { 100, E_THP, 1 }, { 256, 0, 0 }, { 156, E_THP + 356, 1 } },
+		.kpf = { { PFN_THP, 512, TEST_KPF_THP_HEAD, TEST_KPF_THP_TAIL } },
+		.expect = "100o 256. 156o",
+		.nr_kpageflags_pfns = 2,
+		.partial_pfn = PFN_THP, .partial_mapped = 256, .partial_page = 0,
+	},
+	{
+		.name = "the pages given back faulted in again as small pages: still 256 held",
+		.entries = { { 100, E_THP, 1 }, { 256, 0x8100000000300001ULL, 3 },
+			     { 156, E_THP + 356, 1 } },
+		.kpf = { { PFN_THP, 512, TEST_KPF_THP_HEAD, TEST_KPF_THP_TAIL } },
+		.expect = "512o",
+		.nr_kpageflags_pfns = 2,
+		.partial_pfn = PFN_THP, .partial_mapped = 256, .partial_page = 0,
+	},
+	{
+		.name = "one page of a 2M folio left, at page 300: 511 held",
+		.entries = { { 300, 0, 0 }, { 1, E_THP + 300, 0 } },
+		.kpf = { { PFN_THP, 512, TEST_KPF_THP_HEAD, TEST_KPF_THP_TAIL } },
+		.expect = "300. 1o 211.",
+		.nr_kpageflags_pfns = 2,
+		.partial_pfn = PFN_THP, .partial_mapped = 1, .partial_page = 300,
+	},
+	{
+		/* shared with a child after fork: the kernel would not split it */
+		.name = "a 2M folio mapped in part, one page of it shared: not reported",
+		.entries = { { 10, E_THP, 1 }, { 1, (E_THP + 10) & ~(1ULL << 56), 0 } },
+		.kpf = { { PFN_THP, 512, TEST_KPF_THP_HEAD, TEST_KPF_THP_TAIL } },
+		.expect = "10o 1S 501.",
+		.nr_kpageflags_pfns = 1 + 2,
 	},
 	{
 		/* Measured: the huge zero page shows bit 61 on all 512 entries;
@@ -173,7 +222,7 @@ static const struct scan_case cases[] = {
 	},
 	{
 		.name = "bit 61 on a present page of a private anon range: not occupied",
-		.entries = { { 16, E_HUGE_ZERO, 1 }, { 496, 0x8100000000100000ULL, 2 } },
+		.entries = { { 16, E_HUGE_ZERO, 1 }, { 496, 0x8100000000100001ULL, 3 } },
 		.expect = "16z 496o",
 	},
 	{
@@ -182,8 +231,9 @@ static const struct scan_case cases[] = {
 		.kpf = { { 0x2000, 16, TEST_KPF_THP_HEAD, TEST_KPF_THP_TAIL },
 			 { 0x300000, 16, TEST_KPF_ANON, TEST_KPF_ANON } },
 		.want_folio_orders = true,
+		/* pages 0-15 at PFNs 0x2000 + i: a 2M folio's head checked (2) */
 		.expect = "16o:4 16o 480.", .folio_orders_known = true,
-		.nr_kpageflags_pfns = 32,
+		.nr_kpageflags_pfns = 2 + 32,
 	},
 	{
 		.name = "folio orders not wanted: no read, orders unknown",
@@ -191,6 +241,7 @@ static const struct scan_case cases[] = {
 		.kpf = { { 0x2000, 16, TEST_KPF_THP_HEAD, TEST_KPF_THP_TAIL },
 			 { 0x300000, 16, TEST_KPF_ANON, TEST_KPF_ANON } },
 		.expect = "32o 480.",
+		.nr_kpageflags_pfns = 2,
 	},
 	{
 		.name = "folio orders: a PFN past the end of kpageflags is not a folio",
@@ -198,7 +249,7 @@ static const struct scan_case cases[] = {
 		.kpf = { { 0x2000, 16, TEST_KPF_THP_HEAD, TEST_KPF_THP_TAIL } },
 		.want_folio_orders = true,
 		.expect = "16o:4 1o 495.", .folio_orders_known = true,
-		.nr_kpageflags_pfns = 17,
+		.nr_kpageflags_pfns = 2 + 17,
 	},
 	{
 		.name = "folio orders: swap, guard and zero pages are not read",
@@ -277,6 +328,11 @@ static void test_scan_cases(void)
 		TEST_ASSERT_EQ(got.pmd_mapped, c->pmd_mapped);
 		TEST_ASSERT_EQ(got.folio_orders_known, c->folio_orders_known);
 		TEST_ASSERT_EQ(sc.zero_pfn, c->zero_pfn ? c->zero_pfn : UINT64_MAX);
+		TEST_ASSERT_EQ(got.partial_pfn, c->partial_pfn);
+		TEST_ASSERT_EQ(got.partial_mapped, c->partial_mapped);
+		TEST_ASSERT_EQ(got.partial_page, c->partial_page);
+		TEST_ASSERT_EQ(mthpd_scan_partial_unmapped(&got),
+			       c->partial_pfn ? MTHPD_PMD_NR - c->partial_mapped : 0);
 		TEST_ASSERT_EQ(test_pattern_scan(c->expect, &want), 0);
 		check_scan(&got, &want);
 	}
