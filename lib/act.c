@@ -297,6 +297,36 @@ enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_ran
 	return verified(a, addr, order);
 }
 
+enum mthpd_scan_result mthpd_act_split(struct mthpd_act *a, const struct mthpd_range_scan *s)
+{
+	const uint64_t addr = s->addr + s->partial_page * MTHPD_PAGE_SIZE;
+	const uint64_t pfn = s->partial_pfn + s->partial_page;
+	uint64_t flags;
+	int64_t n;
+	int r;
+
+	if (a->exited)
+		return MTHPD_RESULT_PROCESS_EXITED;
+	if (!a->kif->ops->cold)
+		return MTHPD_RESULT_UNSUPPORTED;
+	a->nr_calls++;
+	n = a->kif->ops->cold(a->kif, a->pidfd, addr, MTHPD_PAGE_SIZE);
+	if (n == -ESRCH)
+		a->exited = true;
+	if (n == -ENOMEM) /* madvise's walk: not mapped */
+		return MTHPD_RESULT_UNMAPPED;
+	if (n < 0)
+		return mthpd_act_errno_result((int)-n);
+	r = mthpd_kpageflags_read(a->kpageflags_fd, pfn, 1, &flags);
+	if (r < 0)
+		return MTHPD_RESULT_ERROR;
+	if (flags & (KPF_BIT(KPF_THP) | KPF_BIT(KPF_COMPOUND_HEAD) | KPF_BIT(KPF_COMPOUND_TAIL))) {
+		a->nr_noop++;
+		return MTHPD_RESULT_NOOP;
+	}
+	return MTHPD_SCAN_SUCCEED;
+}
+
 /*
  * Blocks of one range that go to the kernel in vector calls, answered to
  * the planner's walk (@plan, the plan it is filling; @knobs, its knobs) in

@@ -98,6 +98,20 @@ int mthpd_act_verify(struct mthpd_act *a, uint64_t addr, unsigned int order);
  */
 void mthpd_act_collapse_pmds(struct mthpd_act *a, const uint64_t *addrs, size_t n, uint8_t *ret);
 
+/*
+ * Splits the 2 MiB folio @s maps in part (s->partial_pfn), so that the
+ * kernel frees the pages of it that nothing maps now, not when its
+ * deferred split runs under memory pressure: process_madvise(MADV_COLD) of
+ * one page of it (s->partial_page).  mm/madvise.c:
+ * madvise_cold_or_pageout_pte_range() splits a large folio that the
+ * advised range does not cover whole, then deactivates that one page.  The
+ * split is checked in kpageflags: the page's PFN no longer belongs to a
+ * THP.  Returns succeeded, noop (the kernel left it whole: the folio was
+ * locked, pinned or shared), unmapped (ENOMEM: the page is gone),
+ * process_exited, or the result of another errno.
+ */
+enum mthpd_scan_result mthpd_act_split(struct mthpd_act *a, const struct mthpd_range_scan *s);
+
 /* mthpd_collapse_fn for mthpd_plan_range(); @userdata is a struct mthpd_act. */
 enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_range_scan *scan,
 					  unsigned int offset, unsigned int order);

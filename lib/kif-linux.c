@@ -60,6 +60,14 @@ static int64_t linux_collapse_batch(struct mthpd_kif *kif _unused_, int pidfd,
 	return r < 0 ? -errno : r;
 }
 
+static int64_t linux_cold(struct mthpd_kif *kif _unused_, int pidfd, uint64_t addr, uint64_t len)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
+	long r = syscall(SYS_process_madvise, pidfd, &iov, 1UL, MADV_COLD, 0U);
+
+	return r < 0 ? -errno : r;
+}
+
 static int linux_ioctl(const struct mthpd_kif *kif _unused_, int fd, unsigned long req,
 		       void *arg)
 {
@@ -74,6 +82,7 @@ static const struct mthpd_kif_ops linux_ops = {
 	.pidfd_open = linux_pidfd_open,
 	.collapse = linux_collapse,
 	.collapse_batch = linux_collapse_batch,
+	.cold = linux_cold,
 	.ioctl = linux_ioctl,
 };
 

@@ -48,6 +48,12 @@ struct mthpd_kif_ops {
 	 */
 	int64_t (*collapse_batch)(struct mthpd_kif *kif, int pidfd,
 				  const struct mthpd_kif_block *blocks, size_t n, unsigned int flags);
+	/*
+	 * process_madvise(pidfd, {addr, len}, 1, MADV_COLD, 0): for mthpd,
+	 * the split of a large folio the range does not cover whole.
+	 * Returns the bytes advised (>= 0) or -errno.
+	 */
+	int64_t (*cold)(struct mthpd_kif *kif, int pidfd, uint64_t addr, uint64_t len);
 	/* ioctl(fd, req, arg) on an fd from open_proc.  Returns >= 0 or -errno. */
 	int (*ioctl)(const struct mthpd_kif *kif, int fd, unsigned long req, void *arg);
 };

@@ -42,17 +42,48 @@ static int write_flags(struct fake_kif *f, uint64_t pfn, const uint64_t *flags, 
 	return 0;
 }
 
-static int64_t fake_collapse(struct mthpd_kif *kif, int pidfd _unused_, uint64_t addr,
-			     uint64_t len, unsigned int flags)
+/* kpageflags of the pages at @addr..@addr+@len: one folio, or (@folio false) small pages. */
+static int mark_pages(struct fake_kif *f, uint64_t addr, uint64_t len, bool folio)
 {
-	struct fake_kif *f = kif->priv;
+	unsigned int n = (unsigned int)(len / MTHPD_PAGE_SIZE);
+	_cleanup_free_ uint64_t *fl = calloc(n, sizeof(*fl));
+
+	if (!fl)
+		return -ENOMEM;
+	for (unsigned int k = 0; k < n; k++)
+		fl[k] = ANON_FLAGS | (folio ? KPF_BIT(KPF_THP) |
+						      KPF_BIT(k ? KPF_COMPOUND_TAIL : KPF_COMPOUND_HEAD)
+					    : 0);
+	return write_flags(f, f->pfn_base + (addr - f->base) / MTHPD_PAGE_SIZE, fl, n);
+}
+
+int fake_kif_folio(struct fake_kif *f, uint64_t addr, uint64_t len)
+{
+	return mark_pages(f, addr, len, true);
+}
+
+/* The next scripted answer for a call of @flags on @addr, @len, recorded. */
+static int64_t next_answer(struct fake_kif *f, uint64_t addr, uint64_t len, unsigned int flags,
+			   unsigned int *ret_i)
+{
 	unsigned int i = f->nr_calls;
-	int64_t answer;
 
 	if (i >= FAKE_KIF_MAX_CALLS)
 		return -E2BIG;
 	f->calls[f->nr_calls++] = (struct fake_kif_call){.addr = addr, .len = len, .flags = flags};
-	answer = i < f->nr_answers ? f->answers[i] : -ENOSYS;
+	*ret_i = i;
+	return i < f->nr_answers ? f->answers[i] : -ENOSYS;
+}
+
+static int64_t fake_collapse(struct mthpd_kif *kif, int pidfd _unused_, uint64_t addr,
+			     uint64_t len, unsigned int flags)
+{
+	struct fake_kif *f = kif->priv;
+	unsigned int i = 0;
+	int64_t answer = next_answer(f, addr, len, flags, &i);
+
+	if (answer == -E2BIG)
+		return answer;
 	if (answer == -ENOMEM && f->effect[i] && f->has_vmstat)
 		(void)fake_kif_vmstat(f, f->alloc_failed + 1);
 	if (answer >= 0 && f->effect[i]) {
@@ -60,17 +91,22 @@ static int64_t fake_collapse(struct mthpd_kif *kif, int pidfd _unused_, uint64_t
 			len = f->folio_len[i];
 			addr &= ~(len - 1);
 		}
-		unsigned int n = (unsigned int)(len / MTHPD_PAGE_SIZE);
-		uint64_t *fl = calloc(n, sizeof(*fl));
-
-		if (!fl)
+		if (mark_pages(f, addr, len, true) == -ENOMEM)
 			return -ENOMEM;
-		for (unsigned int k = 0; k < n; k++)
-			fl[k] = ANON_FLAGS | KPF_BIT(KPF_THP) |
-				KPF_BIT(k ? KPF_COMPOUND_TAIL : KPF_COMPOUND_HEAD);
-		(void)write_flags(f, f->pfn_base + (addr - f->base) / MTHPD_PAGE_SIZE, fl, n);
-		free(fl);
 	}
+	return answer;
+}
+
+/* MADV_COLD: with effect, the 2M folio around @addr is split into small pages. */
+static int64_t fake_cold(struct mthpd_kif *kif, int pidfd _unused_, uint64_t addr, uint64_t len)
+{
+	struct fake_kif *f = kif->priv;
+	unsigned int i = 0;
+	int64_t answer = next_answer(f, addr, len, FAKE_KIF_COLD, &i);
+
+	if (answer >= 0 && i < f->nr_answers && f->effect[i] &&
+	    mark_pages(f, addr & ~(MTHPD_PMD_SIZE - 1), MTHPD_PMD_SIZE, false) == -ENOMEM)
+		return -ENOMEM;
 	return answer;
 }
 
@@ -104,6 +140,7 @@ static const struct mthpd_kif_ops fake_ops = {
 	.pidfd_open = fake_pidfd_open,
 	.collapse = fake_collapse,
 	.collapse_batch = fake_collapse_batch,
+	.cold = fake_cold,
 	.ioctl = fake_ioctl,
 };
 

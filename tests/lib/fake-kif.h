@@ -17,8 +17,9 @@
 
 struct fake_kif_call {
 	uint64_t addr, len;
-	unsigned int flags;
+	unsigned int flags; /* FAKE_KIF_COLD: a MADV_COLD call, not a collapse */
 };
+#define FAKE_KIF_COLD 0x80000000U
 
 struct fake_kif {
 	struct mthpd_kif kif;
@@ -54,6 +55,8 @@ struct fake_kif {
 int fake_kif_init(struct fake_kif *f, uint64_t base, unsigned int nr_pages, uint64_t pfn_base);
 void fake_kif_done(struct fake_kif *f);
 void fake_kif_answer(struct fake_kif *f, int64_t answer, bool effect);
+/* Marks the pages at @addr..@addr+@len in kpageflags as one THP folio.  Returns 0 or -errno. */
+int fake_kif_folio(struct fake_kif *f, uint64_t addr, uint64_t len);
 /* Writes proc/vmstat with thp_collapse_alloc_failed @alloc_failed.  Returns 0 or -errno. */
 int fake_kif_vmstat(struct fake_kif *f, uint64_t alloc_failed);
 /* A success that leaves a folio of @folio_len around the block (a kernel

@@ -433,6 +433,60 @@ static void test_batch_first_fails(void)
 	test_case = NULL;
 }
 
+/*
+ * A 2M folio mapped in part is split with MADV_COLD of one of its pages;
+ * the split is checked in kpageflags, and each errno is named.
+ */
+static void test_split(void)
+{
+	const struct mthpd_range_scan s = {
+		.addr = BASE, .partial_pfn = PFN_BASE, .partial_mapped = 200, .partial_page = 7,
+	};
+	struct fake_kif f;
+	struct mthpd_pagemap pm;
+	struct mthpd_act a;
+	int kpf;
+
+	test_case = "split of a 2M folio mapped in part";
+	TEST_ASSERT_EQ(fake_kif_init(&f, BASE, MTHPD_PMD_NR, PFN_BASE), 0);
+	TEST_ASSERT_EQ(fake_kif_folio(&f, BASE, MTHPD_PMD_SIZE), 0);
+	fake_kif_answer(&f, 4096, true);   /* split */
+	fake_kif_answer(&f, 4096, false);  /* advised, left whole */
+	fake_kif_answer(&f, -ENOMEM, false);
+	fake_kif_answer(&f, -EPERM, false);
+	fake_kif_answer(&f, -ESRCH, false);
+	pm = (struct mthpd_pagemap){.kif = &f.kif};
+	pm.fd = f.kif.ops->open_proc(&f.kif, "42/pagemap", O_RDONLY);
+	kpf = f.kif.ops->open_proc(&f.kif, "kpageflags", O_RDONLY);
+	TEST_ASSERT(pm.fd >= 0 && kpf >= 0);
+	a = (struct mthpd_act){.kif = &f.kif, .pidfd = -1, .pagemap = &pm, .kpageflags_fd = kpf,
+			       .budget = UINT64_MAX};
+	TEST_ASSERT_EQ(mthpd_act_split(&a, &s), MTHPD_SCAN_SUCCEED);
+	TEST_ASSERT_EQ(f.nr_calls, 1);
+	TEST_ASSERT_EQ(f.calls[0].addr, BASE + 7 * 4096);
+	TEST_ASSERT_EQ(f.calls[0].len, 4096);
+	TEST_ASSERT_EQ(f.calls[0].flags, FAKE_KIF_COLD);
+
+	test_case = "split: the kernel answered, the folio is still whole: noop";
+	TEST_ASSERT_EQ(fake_kif_folio(&f, BASE, MTHPD_PMD_SIZE), 0);
+	TEST_ASSERT_EQ(mthpd_act_split(&a, &s), MTHPD_RESULT_NOOP);
+	TEST_ASSERT_EQ(a.nr_noop, 1);
+	test_case = "split: ENOMEM, the page is no longer mapped";
+	TEST_ASSERT_EQ(mthpd_act_split(&a, &s), MTHPD_RESULT_UNMAPPED);
+	test_case = "split: EPERM";
+	TEST_ASSERT_EQ(mthpd_act_split(&a, &s), MTHPD_RESULT_PERMISSION_DENIED);
+	test_case = "split: ESRCH, then nothing more is asked";
+	TEST_ASSERT_EQ(mthpd_act_split(&a, &s), MTHPD_RESULT_PROCESS_EXITED);
+	TEST_ASSERT(a.exited);
+	TEST_ASSERT_EQ(mthpd_act_split(&a, &s), MTHPD_RESULT_PROCESS_EXITED);
+	TEST_ASSERT_EQ(f.nr_calls, 5);
+	TEST_ASSERT_EQ(a.nr_calls, 5);
+	(void)close(pm.fd);
+	(void)close(kpf);
+	fake_kif_done(&f);
+	test_case = NULL;
+}
+
 int main(void)
 {
 	const uint32_t pmd = 1U << MTHPD_PMD_ORDER, pmd_64k = pmd | (1U << 4);
@@ -440,6 +494,7 @@ int main(void)
 
 	test_collapse_pmds();
 	test_batch_first_fails();
+	test_split();
 	test_vectors();
 
 	test_case = "2M collapse, verified";
