@@ -120,6 +120,11 @@ static void show_policy(const char *body, const struct words *pl, FILE *out)
 		coverage_bytes(number(pl, "huge_bytes"), h, sizeof(h)), pct,
 		coverage_bytes(number(pl, "collapsed_last_pass_bytes"), p, sizeof(p)),
 		coverage_bytes(number(pl, "collapsed_bytes_total"), t, sizeof(t)));
+	if (number(pl, "partial_bytes"))
+		fprintf(out,
+			"  and %s more in 2M folios its processes map in part: nothing maps it and "
+			"RssAnon does not count it (split_partial=no, or not split yet)\n",
+			coverage_bytes(number(pl, "partial_bytes"), a, sizeof(a)));
 	for (const char *q = body; q; q = next_line(q)) {
 		struct words ul;
 

@@ -127,6 +127,46 @@ void log_visit(const struct log_visit *v)
 			      "MTHPD_BYTES=%" PRIu64, bytes, "MTHPD_SIZES=%s", sizes, NULL);
 }
 
+void log_split(const struct log_split *s)
+{
+	const char *who = s->unit[0] ? s->unit : s->cgroup, *plural = s->folios == 1 ? "" : "s";
+	bool done = strcmp(s->result, "split_partial") == 0;
+	int r = mthpd_result_from_name(s->result);
+	bool failed = !done && r != MTHPD_RESULT_DRY_RUN && r != MTHPD_RESULT_HELD_PRESSURE &&
+		      r != MTHPD_RESULT_HELD_ALLOC_FAILED && r != MTHPD_RESULT_OVER_BUDGET;
+	int level = failed ? LOG_LVL_NOTICE : LOG_LVL_INFO;
+	char text[200];
+
+	if (level > max_level || !s->folios)
+		return;
+	if (done)
+		(void)snprintf(text, sizeof(text),
+			       "split %lu 2M folio%s mapped in part: %" PRIu64 " KiB given back",
+			       s->folios, plural, s->bytes / 1024);
+	else if (failed)
+		(void)snprintf(text, sizeof(text),
+			       "%lu 2M folio%s mapped in part not split (%s): %" PRIu64
+			       " KiB nothing maps stay%s held",
+			       s->folios, plural, s->result, s->bytes / 1024, s->folios == 1 ? "s" : "");
+	else
+		(void)snprintf(text, sizeof(text),
+			       "%s: %lu 2M folio%s mapped in part to split, %" PRIu64
+			       " KiB that nothing maps",
+			       mthpd_result_text((enum mthpd_scan_result)r), s->folios, plural,
+			       s->bytes / 1024);
+	if (!journal) {
+		log_msg(level, "pid %d '%s' %s: %s (policy %s)", (int)s->pid, s->comm, who, text,
+			s->policy);
+		return;
+	}
+	(void)sd_journal_send("MESSAGE=pid %d '%s' %s: %s", (int)s->pid, s->comm, who, text,
+			      "PRIORITY=%d", level, "MTHPD_PID=%d", (int)s->pid, "MTHPD_COMM=%s",
+			      s->comm, "MTHPD_CGROUP=%s", s->cgroup, "MTHPD_UNIT=%s", s->unit,
+			      "MTHPD_POLICY=%s", s->policy, "MTHPD_ACTION=split",
+			      "MTHPD_RESULT=%s", s->result, "MTHPD_FOLIOS=%lu", s->folios,
+			      "MTHPD_BYTES=%" PRIu64, s->bytes, NULL);
+}
+
 void log_process(const struct log_process *p)
 {
 	const char *who = p->unit[0] ? p->unit : p->cgroup;

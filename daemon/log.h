@@ -59,6 +59,23 @@ struct log_visit {
  */
 void log_visit(const struct log_visit *v);
 
+/* What one visit did to the 2M folios its process maps in part, for one result. */
+struct log_split {
+	pid_t pid;
+	const char *comm, *cgroup, *unit, *policy;
+	const char *result;  /* "split_partial" (split), "dry_run" or a held_* result, or why not */
+	unsigned long folios;
+	uint64_t bytes;      /* given back, or (not split) still held */
+};
+
+/*
+ * "pid 1234 'redis-server' redis.service: split 3 2M folios mapped in part:
+ * 2460 KiB given back", with MTHPD_ACTION=split, MTHPD_RESULT=split_partial
+ * (or dry_run, or why not), MTHPD_FOLIOS= and MTHPD_BYTES= under journald.
+ * Split and not attempted (dry run) at info, a failure at notice.
+ */
+void log_split(const struct log_split *s);
+
 /* Why mthpd leaves a process, or part of it, alone. */
 struct log_process {
 	pid_t pid;

@@ -112,7 +112,7 @@ void metrics_rows_done(struct metrics *m)
 /* The processes of one policy and unit: rows [first, first + n) of the sorted rows. */
 struct unit_sum {
 	size_t first;
-	uint64_t n, thp_disabled, anon, huge, collapsed_pass;
+	uint64_t n, thp_disabled, anon, huge, collapsed_pass, partial;
 };
 
 /* The group starting at row @i; returns the row after it. */
@@ -127,6 +127,7 @@ static size_t unit_sum(const struct metrics *m, size_t i, struct unit_sum *u)
 		u->n++;
 		u->anon += m->rows[i].anon;
 		u->huge += m->rows[i].huge;
+		u->partial += m->rows[i].partial;
 		u->collapsed_pass += m->rows[i].collapsed_pass;
 		u->thp_disabled += m->rows[i].thp_disabled;
 	}
@@ -284,6 +285,10 @@ static void write_units(FILE *f, const struct metrics *m)
 		{"unit_anon_bytes", "Their anonymous memory (RssAnon).", offsetof(struct unit_sum, anon)},
 		{"unit_huge_bytes", "Of it, in PMD-mapped THPs, as of each process's last whole scan.",
 		 offsetof(struct unit_sum, huge)},
+		{"unit_partial_bytes",
+		 "Memory held by 2M folios they map in part, which nothing maps and RssAnon does "
+		 "not count, as of each process's last whole scan.",
+		 offsetof(struct unit_sum, partial)},
 		{"unit_collapsed_last_pass_bytes", "Bytes mthpd collapsed in them in the last pass.",
 		 offsetof(struct unit_sum, collapsed_pass)},
 		{"unit_processes_thp_disabled",
@@ -327,6 +332,13 @@ static void prometheus_body(FILE *f, const struct metrics *m)
 	write_scanned(f, m, "refill_backoff",
 		      "Blocks not filled again: collapsed by mthpd before, emptied since.",
 		      offsetof(struct mthpd_counters, refill_backoff));
+	write_scanned(f, m, "split_folios",
+		      "2M folios mapped in part (pages given back by the allocator) that mthpd "
+		      "split, so that the kernel freed what nothing mapped.",
+		      offsetof(struct mthpd_counters, split_folios));
+	write_scanned(f, m, "released_pages",
+		      "Pages those splits freed: allocated, mapped nowhere, in no RssAnon.",
+		      offsetof(struct mthpd_counters, released_pages));
 	write_gauge(f, m, "processes", "Processes the policy matches (after the last pass).",
 		    offsetof(struct metrics_procs, processes));
 	write_gauge(f, m, "anon_bytes", "Anonymous memory (RssAnon) of the matched processes.",
@@ -334,6 +346,10 @@ static void prometheus_body(FILE *f, const struct metrics *m)
 	write_gauge(f, m, "huge_bytes",
 		    "Of it, in PMD-mapped THPs, as of each process's last whole scan.",
 		    offsetof(struct metrics_procs, huge));
+	write_gauge(f, m, "partial_bytes",
+		    "Memory held by 2M folios the matched processes map in part, which nothing "
+		    "maps and RssAnon does not count, as of each process's last whole scan.",
+		    offsetof(struct metrics_procs, partial));
 	write_gauge(f, m, "processes_thp_disabled",
 		    "Matched processes with THP disabled for themselves (PR_SET_THP_DISABLE): "
 		    "nothing can be collapsed.",
@@ -394,8 +410,9 @@ int metrics_write_prometheus(const struct metrics *m, const char *path)
 
 static void state_counters(FILE *f, const char *who, const struct mthpd_counters *c)
 {
-	fprintf(f, "%s ranges=%lu pages=%lu filled_pages=%lu refill_backoff=%lu", who,
-		c->scanned_ranges, c->scanned_pages, c->filled_pages, c->refill_backoff);
+	fprintf(f, "%s ranges=%lu pages=%lu filled_pages=%lu refill_backoff=%lu split_folios=%lu "
+		"released_pages=%lu", who, c->scanned_ranges, c->scanned_pages, c->filled_pages,
+		c->refill_backoff, c->split_folios, c->released_pages);
 	for (unsigned int o = MTHPD_PMD_ORDER; o >= MTHPD_MIN_ORDER; o--)
 		if (c->planned[o] || c->collapse_alloc[o] || c->collapse_alloc_failed[o] ||
 		    c->collapse_exceed_none_pte[o] || c->collapse_exceed_swap_pte[o] ||
@@ -438,12 +455,14 @@ static uint64_t collapsed_bytes(const struct mthpd_counters *c)
 	return b;
 }
 
-static void state_coverage(FILE *f, uint64_t anon, uint64_t huge, uint64_t pass, uint64_t total)
+static void state_coverage(FILE *f, uint64_t anon, uint64_t huge, uint64_t partial, uint64_t pass,
+			   uint64_t total)
 {
 	fprintf(f,
 		" anon_bytes=%" PRIu64 " huge_bytes=%" PRIu64 " huge_percent=%.1f"
-		" collapsed_last_pass_bytes=%" PRIu64 " collapsed_bytes_total=%" PRIu64,
-		anon, huge, percent(huge, anon), pass, total);
+		" partial_bytes=%" PRIu64 " collapsed_last_pass_bytes=%" PRIu64
+		" collapsed_bytes_total=%" PRIu64,
+		anon, huge, percent(huge, anon), partial, pass, total);
 }
 
 /* "unit POLICY UNIT ..." and, largest first, "process PID COMM POLICY UNIT ..." */
@@ -465,7 +484,7 @@ static void state_units(FILE *f, const struct metrics *m)
 		fputc(' ', f);
 		put_word(f, big->unit);
 		fprintf(f, " processes=%" PRIu64 " thp_disabled=%" PRIu64, u.n, u.thp_disabled);
-		state_coverage(f, u.anon, u.huge, u.collapsed_pass,
+		state_coverage(f, u.anon, u.huge, u.partial, u.collapsed_pass,
 			       unit_collapsed(m, big->policy, big->unit));
 		fprintf(f, " last_result=%s reason=%s\n", big->last_result, reason);
 		for (size_t k = u.first; k < i && listed < METRICS_STATE_MAX_PROCS; k++, listed++) {
@@ -477,7 +496,7 @@ static void state_units(FILE *f, const struct metrics *m)
 			put_word(f, m->names[r->policy]);
 			fputc(' ', f);
 			put_word(f, r->unit);
-			state_coverage(f, r->anon, r->huge, r->collapsed_pass, r->collapsed);
+			state_coverage(f, r->anon, r->huge, r->partial, r->collapsed_pass, r->collapsed);
 			fprintf(f, " last_result=%s reason=%s\n", r->last_result, r->reason);
 		}
 	}
@@ -517,7 +536,7 @@ static void state_body(FILE *f, const struct metrics *m)
 
 		fprintf(f, "policy %s processes=%lu thp_disabled=%lu vmas_refused=%lu", m->names[i],
 			p->processes, p->thp_disabled, p->vmas_refused);
-		state_coverage(f, p->anon, p->huge, p->collapsed_pass,
+		state_coverage(f, p->anon, p->huge, p->partial, p->collapsed_pass,
 			       collapsed_bytes(&m->per_policy[i]));
 		fputc('\n', f);
 		(void)snprintf(who, sizeof(who), "policy_total %s", m->names[i]);

@@ -34,7 +34,7 @@ struct metrics {
 	 */
 	struct metrics_procs {
 		unsigned long processes, thp_disabled, vmas_refused;
-		unsigned long anon, huge, collapsed_pass; /* bytes, summed over metrics_row */
+		unsigned long anon, huge, collapsed_pass, partial; /* bytes, summed over metrics_row */
 	} procs[METRICS_MAX_POLICIES];
 	/*
 	 * Per matched process, as of the last pass (daemon/run.c fills them
@@ -47,6 +47,7 @@ struct metrics {
 		const char *unit;        /* its systemd unit, or its cgroup path when in none */
 		uint64_t anon;           /* RssAnon, bytes */
 		uint64_t huge;           /* of it, in PMD-mapped THPs (2 MiB each) */
+		uint64_t partial;        /* held by 2M folios it maps in part, beyond RssAnon */
 		uint64_t collapsed_pass; /* bytes mthpd collapsed in it during the last pass */
 		uint64_t collapsed;      /* bytes mthpd collapsed in it since it found it */
 		bool thp_disabled;

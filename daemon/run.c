@@ -142,6 +142,12 @@ struct target_ctx {
 	unsigned int tally[_MTHPD_SCAN_RESULT_MAX][MTHPD_PMD_ORDER + 1];
 	/* and all of them, logged or not: what `mthpd status` calls its last result */
 	unsigned int seen[_MTHPD_SCAN_RESULT_MAX];
+	/* 2M folios mapped in part: split, not split (and why), would be split */
+	struct split_tally {
+		unsigned long folios;
+		uint64_t pages;
+	} split, split_failed, split_dry;
+	uint8_t split_failed_result;
 };
 
 static uint64_t now_usec(void)
@@ -273,6 +279,19 @@ static int target_sink(void *userdata, const struct mthpd_target *t,
 	/* coverage: a range already PMD-mapped (not the huge zero page), or made so now */
 	if (s->pmd_mapped && occupied)
 		tc->sp->cov.sweep_huge += MTHPD_PMD_SIZE;
+	tc->sp->cov.sweep_partial += (uint64_t)mthpd_scan_partial_unmapped(s) * MTHPD_PAGE_SIZE;
+	if (s->split_tried && s->split_result == MTHPD_SCAN_SUCCEED) {
+		tc->split.folios++;
+		tc->split.pages += s->released;
+	} else if (s->split_tried) {
+		tc->split_failed.folios++;
+		tc->split_failed.pages += mthpd_scan_partial_unmapped(s);
+		tc->split_failed_result = s->split_result;
+	} else if (s->partial_pfn && !tc->acting && tc->policy->split_partial &&
+		   d->features.split == MTHPD_SPLIT_YES) {
+		tc->split_dry.folios++;
+		tc->split_dry.pages += mthpd_scan_partial_unmapped(s);
+	}
 	for (unsigned int i = 0; i < p->nr_blocks; i++) {
 		const struct mthpd_block *b = &p->blocks[i];
 		struct log_decision ld = {
@@ -418,6 +437,40 @@ static void say_thp_disabled(struct mthpd_sched_proc *p, const struct mthpd_proc
 	log_process(&lp);
 }
 
+/* What the visit did to the 2M folios its process maps in part: one record each way. */
+static void say_splits(struct target_ctx *tc, const struct mthpd_sched_proc *p,
+		       const struct mthpd_proc *proc, const struct mthpd_policy *pol)
+{
+	struct log_split ls = {
+		.pid = proc->pid,
+		.comm = p->t.comm,
+		.cgroup = proc->cgroup,
+		.unit = proc->unit,
+		.policy = pol->name,
+	};
+
+	if (tc->split.folios) {
+		ls.result = "split_partial";
+		ls.folios = tc->split.folios;
+		ls.bytes = tc->split.pages * MTHPD_PAGE_SIZE;
+		log_split(&ls);
+	}
+	if (tc->split_failed.folios) {
+		ls.result = mthpd_result_name((enum mthpd_scan_result)tc->split_failed_result);
+		ls.folios = tc->split_failed.folios;
+		ls.bytes = tc->split_failed.pages * MTHPD_PAGE_SIZE;
+		log_split(&ls);
+	}
+	/* not attempted: repeats every visit, so once a minute, as a dry run */
+	if (tc->split_dry.folios && tc->log_dry) {
+		ls.result = mthpd_result_name(tc->held);
+		ls.folios = tc->split_dry.folios;
+		ls.bytes = tc->split_dry.pages * MTHPD_PAGE_SIZE;
+		log_split(&ls);
+		tc->logged_dry = true;
+	}
+}
+
 /* The VMAs of @t the kernel refused, with memory in them: how many, and their bytes. */
 static unsigned int vmas_refused(const struct mthpd_target *t, uint64_t *ret_bytes, char *list,
 				 size_t size)
@@ -484,8 +537,10 @@ static void note_coverage(struct daemon *d, struct mthpd_sched_proc *p,
 
 	if (r < 0 && r != -EDQUOT)
 		return; /* exited, stopped: what it had stays */
-	if (r == 0)
+	if (r == 0) {
 		cov->huge_bytes = cov->sweep_huge;
+		cov->partial_bytes = cov->sweep_partial;
+	}
 	if (st->bytes_collapsed) {
 		if (cov->collapsed_in != pass_no)
 			cov->collapsed_pass = 0;
@@ -636,6 +691,7 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 		.start = p->resume,
 		.now_usec = now_usec(),
 		.no_refill_backoff = d->no_refill_backoff,
+		.split_partial = pol->split_partial && d->features.split == MTHPD_SPLIT_YES,
 		/*
 		 * no more ranges in one call than this visit's share of pages
 		 * covers; a paced process gets one range a call, so that a
@@ -651,10 +707,12 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 	tc.pace_mark = now_usec();
 	if (o.start == 0) {
 		p->cov.sweep_huge = 0;
+		p->cov.sweep_partial = 0;
 		p->cov.sweep_result = -1;
 	}
 	r = mthpd_target_pass(&d->kif, &p->t, &o, target_sink, &tc, &st);
 	note_coverage(d, p, proc, pol, &tc, &st, r);
+	say_splits(&tc, p, proc, pol);
 	if (r == 0 && o.start == 0 && !p->t.thp_disabled)
 		say_vmas_refused(p, proc, pol);
 	p->held = !tc.acting && tc.held != MTHPD_RESULT_DRY_RUN && tc.held_blocks > 0;
@@ -924,6 +982,7 @@ static void count_processes(struct daemon *d)
 		row->unit = proc->unit[0] ? proc->unit : proc->cgroup;
 		row->anon = p->open ? p->t.rss_anon : 0;
 		row->huge = p->cov.huge_bytes;
+		row->partial = p->cov.partial_bytes;
 		row->collapsed_pass = p->cov.collapsed_in == d->metrics.passes ? p->cov.collapsed_pass : 0;
 		row->collapsed = p->cov.collapsed_total;
 		row->thp_disabled = thp_off;
@@ -935,6 +994,7 @@ static void count_processes(struct daemon *d)
 		reason_of(p, row->reason, sizeof(row->reason));
 		mp->anon += row->anon;
 		mp->huge += row->huge;
+		mp->partial += row->partial;
 		mp->collapsed_pass += row->collapsed_pass;
 	}
 	d->metrics.nr_rows = n;
@@ -1159,6 +1219,27 @@ static void warn_unsupported_sizes(const struct daemon *d)
 }
 
 /*
+ * split_partial= asks for something this kernel may not do: said once at
+ * start, with what is still done (the memory is reported).
+ */
+static void warn_no_split(const struct daemon *d)
+{
+	unsigned int n = 0;
+
+	if (d->opts->proc_root || d->features.split == MTHPD_SPLIT_YES)
+		return;
+	for (size_t i = 0; i < d->cfg->nr_policies; i++)
+		n += d->cfg->policies[i].enabled && d->cfg->policies[i].split_partial;
+	if (n)
+		log_notice("kernel: MADV_COLD does not split a 2M folio mapped in part here (%s): "
+			   "split_partial= of %u polic%s does nothing; the memory such folios hold "
+			   "is still reported (partial_bytes)",
+			   d->features.split == MTHPD_SPLIT_NO ? "tried on mthpd's own memory"
+							       : "the probe could not tell",
+			   n, n == 1 ? "y" : "ies");
+}
+
+/*
  * Sizes below 2M are switched in sysfs at any time (hugepages-*kB/enabled);
  * SIGHUP is how the admin tells mthpd to look again.
  */
@@ -1319,12 +1400,23 @@ static int setup(struct daemon *d)
 		log_error("pagemap shows no page frame numbers: mthpd needs CAP_SYS_ADMIN");
 		return -EPERM;
 	}
+	r = d->kif.ops->open_proc(&d->kif, "kpageflags", O_RDONLY);
+	if (r < 0)
+		return log_errno(LOG_LVL_ERR, r, "cannot open kpageflags: %m (mthpd needs root)");
+	d->kpf_fd = r;
+	/* a synthetic proc root has no kernel behind it to try */
+	if (!d->opts->proc_root) {
+		r = mthpd_features_probe_split(&d->kif, d->kpf_fd, &d->features);
+		if (r < 0)
+			return log_errno(LOG_LVL_ERR, r, "cannot probe kernel features: %m");
+	}
 	{
 		char feat[160];
 
 		log_info("kernel: %s", mthpd_features_describe(&d->features, feat, sizeof(feat)));
 	}
 	warn_unsupported_sizes(d);
+	warn_no_split(d);
 	{
 		/* Testing aid: the daemon as it was before the refill backoff. */
 		const char *dis = getenv("MTHPD_DISABLE");
@@ -1333,10 +1425,6 @@ static int setup(struct daemon *d)
 		if (d->no_refill_backoff)
 			log_notice("MTHPD_DISABLE=refill_backoff: emptied ranges are refilled");
 	}
-	r = d->kif.ops->open_proc(&d->kif, "kpageflags", O_RDONLY);
-	if (r < 0)
-		return log_errno(LOG_LVL_ERR, r, "cannot open kpageflags: %m (mthpd needs root)");
-	d->kpf_fd = r;
 
 	r = mthpd_kif_read_proc(&d->kif, "self/mountinfo", mountinfo, sizeof(mountinfo));
 	if (r >= 0 || r == -EFBIG)

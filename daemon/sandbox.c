@@ -253,8 +253,10 @@ static const struct rule rules[] = {
 	ALLOW1(ioctl, ARG_EQ(1, PAGEMAP_SCAN)),
 	ALLOW1(ioctl, ARG_EQ(1, PROCMAP_QUERY)),
 	/* The collapse itself (lib/kif-linux.c: act.c, and plan's 4 KiB probe in
-	 * target.c): MADV_COLLAPSE only; pidfds of the targets. */
+	 * target.c): MADV_COLLAPSE, and MADV_COLD, which splits a 2M folio
+	 * mapped in part (act.c: mthpd_act_split()); pidfds of the targets. */
 	ALLOW1(process_madvise, ARG_EQ(3, MADV_COLLAPSE)),
+	ALLOW1(process_madvise, ARG_EQ(3, MADV_COLD)),
 	ALLOW1(pidfd_open, ARG_EQ(1, 0)),
 
 	/* malloc, free, realloc (mremap for large blocks).  Never executable:
@@ -546,6 +548,8 @@ int sandbox_test(FILE *out)
 	/* 4 KiB holds no 2 MiB range: the kernel answers EINVAL or does nothing */
 	TRY(false, "process_madvise(MADV_COLLAPSE)",
 	    syscall(SYS_process_madvise, pidfd, &iov, 1UL, MADV_COLLAPSE, 0U));
+	TRY(false, "process_madvise(MADV_COLD)",
+	    syscall(SYS_process_madvise, pidfd, &iov, 1UL, MADV_COLD, 0U));
 	TRY(true, "process_madvise(MADV_PAGEOUT)",
 	    syscall(SYS_process_madvise, pidfd, &iov, 1UL, MADV_PAGEOUT, 0U));
 

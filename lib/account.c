@@ -6,6 +6,10 @@ void mthpd_account_range(struct mthpd_counters *c, const struct mthpd_range_scan
 {
 	c->scanned_ranges++;
 	c->scanned_pages += mthpd_bitmap_weight(s->occupied, 0, MTHPD_PMD_NR);
+	if (s->split_tried && s->split_result == MTHPD_SCAN_SUCCEED) {
+		c->split_folios++;
+		c->released_pages += s->released;
+	}
 	for (unsigned int i = 0; i < p->nr_blocks; i++) {
 		const struct mthpd_block *b = &p->blocks[i];
 		enum mthpd_scan_result r = b->action == MTHPD_ACTION_COLLAPSE && acted
@@ -64,4 +68,6 @@ void mthpd_account_add(struct mthpd_counters *into, const struct mthpd_counters 
 	into->refill_backoff += from->refill_backoff;
 	into->scanned_ranges += from->scanned_ranges;
 	into->scanned_pages += from->scanned_pages;
+	into->split_folios += from->split_folios;
+	into->released_pages += from->released_pages;
 }

@@ -27,6 +27,9 @@ struct mthpd_counters {
 	unsigned long refill_backoff;
 	unsigned long scanned_ranges;
 	unsigned long scanned_pages; /* occupied pages of the scanned ranges */
+	/* 2M folios mapped in part that mthpd split, and the pages that freed */
+	unsigned long split_folios;
+	unsigned long released_pages;
 };
 
 /* Adds one range's plan (and, when @acted, its results) to @c. */

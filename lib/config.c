@@ -284,6 +284,7 @@ static const struct key keys[] = {
 	P("max_ptes_shared", parse_ptes, knobs.max_ptes_shared),
 	P("max_bytes_per_pass", parse_bytes, max_bytes_per_pass),
 	P("pace", parse_pace, pace_percent),
+	P("split_partial", parse_bool, split_partial),
 };
 
 /* State of parsing one file. */
@@ -704,6 +705,7 @@ int mthpd_config_load(const char *dir, const struct mthpd_knobs *defaults,
 		*pol = (struct mthpd_policy){
 			.name = names[i],
 			.enabled = true,
+			.split_partial = true,
 			.knobs = *defaults,
 		};
 		names[i] = NULL;
@@ -741,7 +743,7 @@ int mthpd_config_add_policy(struct mthpd_config *c, const char *path,
 {
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	size_t len = strlen(base), at = 0;
-	struct mthpd_policy pol = {.enabled = true, .knobs = *defaults};
+	struct mthpd_policy pol = {.enabled = true, .split_partial = true, .knobs = *defaults};
 	struct mthpd_policy *more;
 	struct parse st;
 	int r;
@@ -820,7 +822,7 @@ int mthpd_config_check_text(const char *buf, size_t len, bool policy,
 		return -EINVAL;
 	}
 	if (policy) {
-		struct mthpd_policy pol = {.enabled = true, .knobs = *defaults};
+		struct mthpd_policy pol = {.enabled = true, .split_partial = true, .knobs = *defaults};
 
 		pol.knobs.orders = 1U << MTHPD_PMD_ORDER;
 		r = parse_text(text, "<text>", T_POLICY, &pol, &st, err, err_size);

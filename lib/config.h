@@ -31,6 +31,8 @@ struct mthpd_policy {
 	uint64_t max_bytes_per_pass; /* budget of collapsed bytes per pass; 0: none */
 	/* pace=: share of wall time (%) mthpd may work on one of its processes; 0: no limit */
 	unsigned int pace_percent;
+	/* split_partial=: split 2M folios its processes map in part (default yes) */
+	bool split_partial;
 };
 
 struct mthpd_daemon_conf {

@@ -10,6 +10,7 @@
 #include "act.h"
 #include "knobs.h"
 #include "features.h"
+#include "kpageflags.h"
 #include "pagemap.h"
 #include "util.h"
 #include "vmas.h"
@@ -109,6 +110,69 @@ int mthpd_features_probe_subpmd(struct mthpd_kif *kif, struct mthpd_features *f)
 	return 0;
 }
 
+/* Is the page at @p of mthpd's own memory part of a THP?  1, 0, -errno. */
+static int own_thp(struct mthpd_pagemap *pm, int kpageflags_fd, const char *p)
+{
+	uint64_t e, flags;
+	int r = mthpd_pagemap_read(pm, (uint64_t)(uintptr_t)p, 1, &e);
+
+	if (r < 0)
+		return r;
+	if (!(e & PM_PRESENT) || mthpd_pagemap_pfn(e) == 0)
+		return -ENODATA;
+	r = mthpd_kpageflags_read(kpageflags_fd, mthpd_pagemap_pfn(e), 1, &flags);
+	if (r < 0)
+		return r;
+	return !!(flags & KPF_BIT(KPF_THP));
+}
+
+/*
+ * Linux 6.18 splits a large folio that a MADV_COLD range does not cover
+ * whole (madvise_cold_or_pageout_pte_range(), measured); older kernels
+ * split only a folio whose mapcount, or its first page's, was 1, which a
+ * folio mapped in part rarely has.  So it is tried: a THP of mthpd's own
+ * (the fault under MADV_HUGEPAGE; MADV_COLLAPSE where THP is "never"),
+ * its first 256 pages given back (the head among them, as a purge may
+ * do), MADV_COLD on page 300 through process_madvise() as the daemon
+ * calls it, and kpageflags of that page.
+ */
+int mthpd_features_probe_split(struct mthpd_kif *kif, int kpageflags_fd, struct mthpd_features *f)
+{
+	_cleanup_close_ int pm_fd = -1, pidfd = -1;
+	char *p, *map = map_scratch(&p);
+	struct mthpd_pagemap pm;
+	int r;
+
+	f->split = MTHPD_SPLIT_UNKNOWN;
+	if (!map)
+		return -errno;
+	pm_fd = kif->ops->open_proc(kif, "self/pagemap", O_RDONLY);
+	pidfd = kif->ops->pidfd_open(kif, getpid());
+	if (pm_fd < 0 || pidfd < 0 || !kif->ops->cold)
+		goto out;
+	pm = (struct mthpd_pagemap){.kif = kif, .fd = pm_fd};
+	(void)madvise(p, MTHPD_PMD_SIZE, MADV_HUGEPAGE);
+	memset(p, 0x5a, MTHPD_PMD_SIZE);
+	r = own_thp(&pm, kpageflags_fd, p + 300 * MTHPD_PAGE_SIZE);
+	if (r == 0) {
+		(void)kif->ops->collapse(kif, pidfd, (uint64_t)(uintptr_t)p, MTHPD_PMD_SIZE, 0);
+		r = own_thp(&pm, kpageflags_fd, p + 300 * MTHPD_PAGE_SIZE);
+	}
+	if (r <= 0)
+		goto out;
+	if (madvise(p, 256 * MTHPD_PAGE_SIZE, MADV_DONTNEED) < 0)
+		goto out;
+	if (kif->ops->cold(kif, pidfd, (uint64_t)(uintptr_t)(p + 300 * MTHPD_PAGE_SIZE),
+			   MTHPD_PAGE_SIZE) < 0)
+		goto out;
+	r = own_thp(&pm, kpageflags_fd, p + 300 * MTHPD_PAGE_SIZE);
+	if (r >= 0)
+		f->split = r ? MTHPD_SPLIT_NO : MTHPD_SPLIT_YES;
+out:
+	(void)munmap(map, 2 * MTHPD_PMD_SIZE);
+	return 0;
+}
+
 bool mthpd_features_can_collapse(const struct mthpd_features *f, unsigned int order)
 {
 	return order == MTHPD_PMD_ORDER ||
@@ -175,6 +239,13 @@ const char *mthpd_features_describe(const struct mthpd_features *f, char *buf, s
 	n = snprintf(buf, size, "pagemap_scan=%s procmap_query=%s pfns=%s subpmd_collapse=%s",
 		     f->pagemap_scan ? "yes" : "no", f->procmap_query ? "yes" : "no",
 		     f->pfns_visible ? "yes" : "no", sub);
+	if (n < 0 || (size_t)n >= size)
+		return "?";
+	if (f->split != MTHPD_SPLIT_UNPROBED)
+		n += snprintf(buf + n, size - (size_t)n, " split_partial=%s",
+			      f->split == MTHPD_SPLIT_YES  ? "yes"
+			      : f->split == MTHPD_SPLIT_NO ? "no"
+							   : "unknown");
 	if (n < 0 || (size_t)n >= size)
 		return "?";
 	return buf;

@@ -75,6 +75,8 @@ struct mthpd_sched_proc {
 	struct mthpd_coverage {
 		uint64_t huge_bytes;       /* PMD-mapped, at the end of its last whole sweep */
 		uint64_t sweep_huge;       /* the sweep under way, so far */
+		/* held by 2M folios it maps in part (scan.h), as huge_bytes */
+		uint64_t partial_bytes, sweep_partial;
 		uint64_t collapsed_pass;   /* bytes collapsed during pass @collapsed_in */
 		unsigned long collapsed_in;
 		uint64_t collapsed_total;  /* bytes collapsed since mthpd found it */

@@ -581,6 +581,42 @@ static int flush(struct mthpd_act *act, const struct mthpd_pass_opts *o, struct 
 }
 
 /*
+ * The range maps a 2M folio in part (@scan): split it, so that the kernel
+ * frees the pages of it that nothing maps, and scan the range again as it
+ * is now.  The range counts as collapsed before: the pages the allocator
+ * gave back are not filled again (with max_ptes_none 511 the next plan
+ * would otherwise collapse them back into a folio, and the allocator's
+ * next purge would leave it mapped in part again).  Returns 0 or -errno.
+ */
+static int split_partial(struct mthpd_act *act, struct mthpd_scan_ctx *sc, struct mthpd_target *t,
+			 uint64_t entries[MTHPD_PMD_NR], struct mthpd_range_scan *scan,
+			 struct mthpd_pass_stats *st)
+{
+	const unsigned int held = mthpd_scan_partial_unmapped(scan);
+	const uint64_t addr = scan->addr;
+	enum mthpd_scan_result res = mthpd_act_split(act, scan);
+	int r;
+
+	scan->split_tried = true;
+	scan->split_result = (uint8_t)res;
+	if (res != MTHPD_SCAN_SUCCEED)
+		return 0;
+	st->splits++;
+	st->released_pages += held;
+	(void)mthpd_refill_note(t, addr);
+	r = mthpd_pagemap_read(&t->pagemap, addr, MTHPD_PMD_NR, entries);
+	if (r < 0)
+		return r;
+	r = mthpd_scan_range(sc, addr, entries, scan);
+	if (r < 0)
+		return r;
+	scan->split_tried = true;
+	scan->split_result = (uint8_t)res;
+	scan->released = (uint16_t)held;
+	return 0;
+}
+
+/*
  * Plans a scanned range with @knobs, reading the kpageflags of its occupied
  * pages only where the walk tried a block below 2M (@below_pmd: the knobs
  * allow such sizes).  Returns 0 or -errno.
@@ -704,6 +740,15 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 				r = mthpd_scan_range(&sc, addr, entries, scan);
 				if (r < 0)
 					goto out;
+				if (scan->partial_pfn) {
+					st.partial_folios++;
+					st.partial_pages += mthpd_scan_partial_unmapped(scan);
+				}
+				if (scan->partial_pfn && o->collapse && o->split_partial) {
+					r = split_partial(&act, &sc, t, entries, scan, &st);
+					if (r < 0)
+						goto out;
+				}
 			}
 
 			knobs = o->knobs;

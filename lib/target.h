@@ -164,6 +164,8 @@ struct mthpd_pass_opts {
 	uint64_t now_usec;         /* for the range backoff (monotonic); 0: no backoff */
 	bool no_refill_backoff;    /* refill what mthpd collapsed before (bench/redis's
 				    * comparison: MTHPD_DISABLE=refill_backoff) */
+	bool split_partial;        /* with collapse: split 2M folios mapped in part (policy
+				    * split_partial=) */
 };
 
 struct mthpd_pass_stats {
@@ -173,6 +175,10 @@ struct mthpd_pass_stats {
 	unsigned long vmas, vmas_refused, ranges, ranges_huge, blocks_planned, blocks_collapsed;
 	unsigned long noops, madvise_calls, batches;
 	unsigned long refill_backoff; /* ranges planned strictly: collapsed before, emptied since */
+	unsigned long partial_folios; /* 2M folios mapped in part, found (before any split) */
+	unsigned long splits;         /* of them, split */
+	uint64_t partial_pages;       /* pages of those found that nothing mapped */
+	uint64_t released_pages;      /* of them, freed by the splits */
 	uint64_t bytes_collapsed;
 	unsigned long kpageflags_pfns, pagemap_reads, scan_ioctls;
 	bool smaps_read;

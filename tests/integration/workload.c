@@ -6,6 +6,8 @@
  * each 2 MiB range, that waits to be inspected and collapsed from outside.
  *
  *   workload PATTERN...     one range per PATTERN, in order
+ *   workload --probe-split  does this kernel split a THP mapped in part on
+ *                           MADV_COLD?  exit 0 (yes), 1 (no) or 77
  *   workload --probe        can this machine collapse with
  *                           process_madvise(MADV_COLLAPSE)?  exit 0 or 77
  *   workload --thp-disabled PATTERN...
@@ -265,6 +267,66 @@ static int probe(void)
 	return 0;
 }
 
+/* The flags of the page at @p: 0 when not present, -1 on error. */
+static long long page_flags(const char *p)
+{
+	uint64_t e, f;
+	int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	int kpf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	long long r = -1;
+
+	if (pm >= 0 && kpf >= 0 &&
+	    pread(pm, &e, 8, (off_t)((uintptr_t)p / 4096 * 8)) == 8) {
+		if (!(e >> 63))
+			r = 0;
+		else if (pread(kpf, &f, 8, (off_t)((e & ((1ULL << 55) - 1)) * 8)) == 8)
+			r = (long long)(f & ((1ULL << 62) - 1));
+	}
+	if (pm >= 0)
+		(void)close(pm);
+	if (kpf >= 0)
+		(void)close(kpf);
+	return r;
+}
+
+/*
+ * --probe-split: a collapsed range of this process, its first 256 pages
+ * given back (MADV_DONTNEED: the PMD is split, the folio stays), then
+ * process_madvise(MADV_COLD) on page 300, as mthpd splits a folio mapped
+ * in part.  Does page 300 still belong to a THP (kpageflags bit 22)?
+ */
+static int probe_split(void)
+{
+	char *p = map_aligned(RANGE_SIZE);
+	struct iovec iov;
+	long pidfd, r;
+	long long f;
+
+	if (!p)
+		return 77;
+	memset(p, 0x5a, RANGE_SIZE);
+	pidfd = sys_pidfd_open(getpid());
+	if (pidfd < 0)
+		return 77;
+	iov = (struct iovec){ .iov_base = p, .iov_len = RANGE_SIZE };
+	r = syscall(SYS_process_madvise, (int)pidfd, &iov, 1UL, MADV_COLLAPSE, 0U);
+	f = page_flags(p + 300 * 4096);
+	if (r != (long)RANGE_SIZE || f < 0 || !(f & (1LL << 22))) {
+		printf("no THP to try it on\n");
+		return 77;
+	}
+	(void)madvise(p, 256 * 4096, MADV_DONTNEED);
+	iov = (struct iovec){ .iov_base = p + 300 * 4096, .iov_len = 4096 };
+	r = syscall(SYS_process_madvise, (int)pidfd, &iov, 1UL, MADV_COLD, 0U);
+	f = page_flags(p + 300 * 4096);
+	if (r < 0 || f < 0) {
+		printf("process_madvise(MADV_COLD): %s\n", r < 0 ? strerror(errno) : "no flags");
+		return 77;
+	}
+	printf("%s\n", f & (1LL << 22) ? "not split" : "split");
+	return f & (1LL << 22) ? 1 : 0;
+}
+
 /* The COW sibling: keeps the pages it shares mapped until it is killed. */
 static void __attribute__((noreturn)) sibling(pid_t parent, int sfd)
 {
@@ -293,6 +355,8 @@ int main(int argc, char **argv)
 
 	if (argc == 2 && strcmp(argv[1], "--probe") == 0)
 		return probe();
+	if (argc == 2 && strcmp(argv[1], "--probe-split") == 0)
+		return probe_split();
 	if (argc >= 2 && strcmp(argv[1], "--thp-disabled") == 0) {
 		if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) < 0) {
 			perror("workload: PR_SET_THP_DISABLE");

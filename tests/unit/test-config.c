@@ -93,6 +93,10 @@ static const struct {
 	 "policy.d/10-a.conf:4: pace=: '150%' is not no, yes or a percentage from 1% to 100%"},
 	{"pace as a duration", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Policy]\npace=100ms\n",
 	 "policy.d/10-a.conf:4: pace=: '100ms' is not no, yes or a percentage from 1% to 100%"},
+	{"bad split_partial", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Policy]\nsplit_partial=later\n",
+	 "policy.d/10-a.conf:4: split_partial=: 'later' is not a boolean (yes or no)"},
+	{"split_partial in [Daemon]", "mthpd.conf", "[Daemon]\nsplit_partial=no\n",
+	 "mthpd.conf:2: unknown key 'split_partial' in [Daemon]"},
 	{"pace in [Daemon]", "mthpd.conf", "[Daemon]\npace=yes\n",
 	 "mthpd.conf:2: unknown key 'pace' in [Daemon]"},
 	{"daemon key in a policy", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Daemon]\ndry_run=yes\n",
@@ -273,7 +277,7 @@ int main(void)
 	put("mthpd.conf", "[Daemon]\nscan_sleep_millisecs=500 ; inline comment\npsi_threshold=2.5\n");
 	put("policy.d/50-redis.conf",
 	    "[Match]\nunit=redis*.service\ncomm=redis-server\n[Policy]\nsizes=2M,64K\nmax_ptes_none=0\n"
-	    "pace=yes\n");
+	    "pace=yes\nsplit_partial=no\n");
 	put("policy.d/10-off.conf", "[Match]\ncgroup=/system.slice/latency.service\n[Policy]\nenabled=no\n");
 	put("policy.d/90-catchall.conf", "[Match]\ncgroup=/system.slice/*\n[Policy]\ndry_run=yes\n");
 	put("policy.d/README", "not a .conf file: ignored\n");
@@ -293,6 +297,10 @@ int main(void)
 		TEST_ASSERT_EQ(c->policies[1].pace_percent, MTHPD_PACE_DEFAULT_PERCENT);
 		TEST_ASSERT_EQ(c->policies[0].pace_percent, 0);
 		TEST_ASSERT_EQ(c->policies[2].pace_percent, 0);
+		/* split_partial: yes unless a policy says no */
+		TEST_ASSERT_EQ(c->policies[1].split_partial, false);
+		TEST_ASSERT_EQ(c->policies[0].split_partial, true);
+		TEST_ASSERT_EQ(c->policies[2].split_partial, true);
 
 		p = mthpd_config_match(c, "/system.slice/redis-server.service", "redis-server.service",
 				       "redis-server");
