@@ -127,10 +127,12 @@ static int own_thp(struct mthpd_pagemap *pm, int kpageflags_fd, const char *p)
 }
 
 /*
- * Linux 6.18 splits a large folio that a MADV_COLD range does not cover
- * whole (madvise_cold_or_pageout_pte_range(), measured); older kernels
- * split only a folio whose mapcount, or its first page's, was 1, which a
- * folio mapped in part rarely has.  So it is tried: a THP of mthpd's own
+ * Linux 6.18 and Debian's 6.1.0-57 split a large folio that a MADV_COLD
+ * range does not cover whole (madvise_cold_or_pageout_pte_range(): both
+ * measured, tests/integration/test-split.sh), but when that function
+ * splits has changed over the kernel's versions (never a folio it takes
+ * for shared), and a kernel that leaves the folio whole would be asked
+ * for nothing each minute.  So it is tried: a THP of mthpd's own
  * (the fault under MADV_HUGEPAGE; MADV_COLLAPSE where THP is "never"),
  * its first 256 pages given back (the head among them, as a purge may
  * do), MADV_COLD on page 300 through process_madvise() as the daemon

@@ -77,6 +77,28 @@ static void run_done(struct run *r)
 	r->after_batch = false;
 }
 
+/*
+ * An executor on the fake kernel's process 42 (@f, initialised and
+ * scripted): its pagemap and kpageflags opened into @pm and @kpf, no
+ * budget.  act_close() closes them and the fake.
+ */
+static struct mthpd_act act_open(struct fake_kif *f, struct mthpd_pagemap *pm, int *kpf)
+{
+	*pm = (struct mthpd_pagemap){.kif = &f->kif};
+	pm->fd = f->kif.ops->open_proc(&f->kif, "42/pagemap", O_RDONLY);
+	*kpf = f->kif.ops->open_proc(&f->kif, "kpageflags", O_RDONLY);
+	TEST_ASSERT(pm->fd >= 0 && *kpf >= 0);
+	return (struct mthpd_act){.kif = &f->kif, .pidfd = -1, .pagemap = pm, .kpageflags_fd = *kpf,
+				  .budget = UINT64_MAX};
+}
+
+static void act_close(struct fake_kif *f, struct mthpd_pagemap *pm, int kpf)
+{
+	(void)close(pm->fd);
+	(void)close(kpf);
+	fake_kif_done(f);
+}
+
 static void pmd_ok(struct fake_kif *f)
 {
 	fake_kif_answer(f, (int64_t)MTHPD_PMD_SIZE, true);
@@ -341,12 +363,7 @@ static void test_collapse_pmds(void)
 	fake_kif_answer(&f, (int64_t)MTHPD_PMD_SIZE, false);
 	fake_kif_answer(&f, -EBUSY, false);
 	fake_kif_answer(&f, (int64_t)MTHPD_PMD_SIZE, true);
-	pm = (struct mthpd_pagemap){.kif = &f.kif};
-	pm.fd = f.kif.ops->open_proc(&f.kif, "42/pagemap", O_RDONLY);
-	kpf = f.kif.ops->open_proc(&f.kif, "kpageflags", O_RDONLY);
-	TEST_ASSERT(pm.fd >= 0 && kpf >= 0);
-	a = (struct mthpd_act){.kif = &f.kif, .pidfd = -1, .pagemap = &pm, .kpageflags_fd = kpf,
-			       .budget = UINT64_MAX};
+	a = act_open(&f, &pm, &kpf);
 	for (unsigned int i = 0; i < 4; i++)
 		addrs[i] = BASE + i * MTHPD_PMD_SIZE;
 	mthpd_act_collapse_pmds(&a, addrs, 4, res);
@@ -371,9 +388,7 @@ static void test_collapse_pmds(void)
 	TEST_ASSERT_EQ(res[0], MTHPD_SCAN_SUCCEED);
 	TEST_ASSERT_EQ(res[1], MTHPD_RESULT_OVER_BUDGET);
 	TEST_ASSERT_EQ(a.budget, 0);
-	(void)close(pm.fd);
-	(void)close(kpf);
-	fake_kif_done(&f);
+	act_close(&f, &pm, kpf);
 	test_case = NULL;
 }
 
@@ -397,12 +412,7 @@ static void batch_first_fails(int64_t err, bool counted, uint8_t want)
 	fake_kif_answer(&f, err, counted);
 	fake_kif_answer(&f, (int64_t)MTHPD_PMD_SIZE, true);
 	fake_kif_answer(&f, (int64_t)MTHPD_PMD_SIZE, true);
-	pm = (struct mthpd_pagemap){.kif = &f.kif};
-	pm.fd = f.kif.ops->open_proc(&f.kif, "42/pagemap", O_RDONLY);
-	kpf = f.kif.ops->open_proc(&f.kif, "kpageflags", O_RDONLY);
-	TEST_ASSERT(pm.fd >= 0 && kpf >= 0);
-	a = (struct mthpd_act){.kif = &f.kif, .pidfd = -1, .pagemap = &pm, .kpageflags_fd = kpf,
-			       .budget = UINT64_MAX};
+	a = act_open(&f, &pm, &kpf);
 	for (unsigned int i = 0; i < 3; i++)
 		addrs[i] = BASE + i * MTHPD_PMD_SIZE;
 	mthpd_act_collapse_pmds(&a, addrs, 3, res);
@@ -413,9 +423,7 @@ static void batch_first_fails(int64_t err, bool counted, uint8_t want)
 	TEST_ASSERT_EQ(res[0], want);
 	TEST_ASSERT_EQ(res[1], MTHPD_SCAN_SUCCEED);
 	TEST_ASSERT_EQ(res[2], MTHPD_SCAN_SUCCEED);
-	(void)close(pm.fd);
-	(void)close(kpf);
-	fake_kif_done(&f);
+	act_close(&f, &pm, kpf);
 }
 
 static void test_batch_first_fails(void)
@@ -455,12 +463,7 @@ static void test_split(void)
 	fake_kif_answer(&f, -ENOMEM, false);
 	fake_kif_answer(&f, -EPERM, false);
 	fake_kif_answer(&f, -ESRCH, false);
-	pm = (struct mthpd_pagemap){.kif = &f.kif};
-	pm.fd = f.kif.ops->open_proc(&f.kif, "42/pagemap", O_RDONLY);
-	kpf = f.kif.ops->open_proc(&f.kif, "kpageflags", O_RDONLY);
-	TEST_ASSERT(pm.fd >= 0 && kpf >= 0);
-	a = (struct mthpd_act){.kif = &f.kif, .pidfd = -1, .pagemap = &pm, .kpageflags_fd = kpf,
-			       .budget = UINT64_MAX};
+	a = act_open(&f, &pm, &kpf);
 	TEST_ASSERT_EQ(mthpd_act_split(&a, &s), MTHPD_SCAN_SUCCEED);
 	TEST_ASSERT_EQ(f.nr_calls, 1);
 	TEST_ASSERT_EQ(f.calls[0].addr, BASE + 7 * 4096);
@@ -481,9 +484,7 @@ static void test_split(void)
 	TEST_ASSERT_EQ(mthpd_act_split(&a, &s), MTHPD_RESULT_PROCESS_EXITED);
 	TEST_ASSERT_EQ(f.nr_calls, 5);
 	TEST_ASSERT_EQ(a.nr_calls, 5);
-	(void)close(pm.fd);
-	(void)close(kpf);
-	fake_kif_done(&f);
+	act_close(&f, &pm, kpf);
 	test_case = NULL;
 }
 
