@@ -125,21 +125,23 @@ static int detect_partial(struct mthpd_scan_ctx *sc, const uint64_t e[MTHPD_PMD_
 	unsigned int votes[4] = {0}, nr = 0, best = 0, mapped = 0, page = MTHPD_PMD_NR;
 	int r;
 
-	for (unsigned int i = 0; i < MTHPD_PMD_NR; i++) {
-		uint64_t pfn = mthpd_pagemap_pfn(e[i]);
-		unsigned int k;
+	/* the exclusive occupied pages only, by their bits: a sparse range costs little */
+	for (unsigned int w = 0; w < MTHPD_BITMAP_WORDS; w++) {
+		for (uint64_t bits = s->occupied[w] & ~s->shared[w]; bits; bits &= bits - 1) {
+			unsigned int i = w * 64 + (unsigned int)__builtin_ctzll(bits), k;
+			uint64_t pfn = mthpd_pagemap_pfn(e[i]);
 
-		if (!mthpd_bit(s->occupied, i) || mthpd_bit(s->shared, i) ||
-		    (pfn & (MTHPD_PMD_NR - 1)) != i || pfn == i)
-			continue;
-		for (k = 0; k < nr && heads[k] != pfn - i; k++)
-			;
-		if (k == nr) {
-			if (nr == 4)
+			if ((pfn & (MTHPD_PMD_NR - 1)) != i || pfn == i)
 				continue;
-			heads[nr++] = pfn - i;
+			for (k = 0; k < nr && heads[k] != pfn - i; k++)
+				;
+			if (k == nr) {
+				if (nr == 4)
+					continue;
+				heads[nr++] = pfn - i;
+			}
+			votes[k]++;
 		}
-		votes[k]++;
 	}
 	if (nr == 0)
 		return 0;
