@@ -28,6 +28,8 @@
  *            only their first 12 pages
  *   nohuge   all written, then MADV_NOHUGEPAGE on the range (its own VMA,
  *            which MADV_COLLAPSE refuses with EINVAL)
+ *   purge    all written; SIGHUP gives pages 256..511 back (then it
+ *            checks as half): a collapsed range is left mapped in part
  *   pinned   all written, then page 0 spliced into a pipe that is kept
  *            open (vmsplice): its extra reference makes every collapse
  *            fail (EAGAIN, the kernel's SCAN_PAGE_COUNT) for as long as the
@@ -46,7 +48,8 @@
  * (bench/daemon hands the memory to khugepaged this way, for comparison).
  * SIGHUP: as an allocator that gives memory back, MADV_DONTNEED on the
  * pages a "half" range never wrote (256..511; a collapse may have filled
- * them), print "released N" (the ranges).
+ * them) and on the same pages of a "purge" range, print "released N" (the
+ * ranges).
  * SIGTERM, SIGINT: kill the sibling and exit 0.
  */
 #include <errno.h>
@@ -90,13 +93,14 @@ enum pattern {
 	PAT_MIXED16,
 	PAT_NOHUGE,
 	PAT_PINNED,
+	PAT_PURGE,
 };
 
 static const char *const pattern_names[] = {
 	[PAT_FULL] = "full",     [PAT_HALF] = "half",   [PAT_ZERO] = "zero",
 	[PAT_EMPTY] = "empty",   [PAT_SPARSE] = "sparse", [PAT_COW] = "cow",
 	[PAT_COWHALF] = "cowhalf", [PAT_MIXED16] = "mixed16", [PAT_NOHUGE] = "nohuge",
-	[PAT_PINNED] = "pinned",
+	[PAT_PINNED] = "pinned", [PAT_PURGE] = "purge",
 };
 
 static int parse_pattern(const char *s)
@@ -116,6 +120,7 @@ static bool pattern_writes(enum pattern p, unsigned int pg)
 	case PAT_COWHALF:
 	case PAT_NOHUGE:
 	case PAT_PINNED:
+	case PAT_PURGE:
 		return true;
 	case PAT_HALF:
 		return pg < RANGE_PAGES / 2;
@@ -367,8 +372,10 @@ int main(int argc, char **argv)
 		argc--;
 	}
 	if (argc < 2 || (unsigned int)(argc - 1) > MAX_RANGES) {
-		fprintf(stderr, "usage: workload PATTERN... (1..%u of: full half zero empty "
-				"sparse cow cowhalf mixed16 nohuge) | --probe\n", MAX_RANGES);
+		fprintf(stderr,
+			"usage: workload PATTERN... (1..%u of: full half zero empty sparse cow "
+			"cowhalf mixed16 nohuge pinned purge) | --probe | --probe-split\n",
+			MAX_RANGES);
 		return 2;
 	}
 	nr = (unsigned int)(argc - 1);
@@ -472,10 +479,12 @@ int main(int argc, char **argv)
 			unsigned int released = 0;
 
 			for (unsigned int i = 0; i < nr; i++)
-				if (pats[i] == PAT_HALF &&
+				if ((pats[i] == PAT_HALF || pats[i] == PAT_PURGE) &&
 				    madvise(base + (size_t)i * RANGE_SIZE + RANGE_SIZE / 2, RANGE_SIZE / 2,
-					    MADV_DONTNEED) == 0)
+					    MADV_DONTNEED) == 0) {
 					released++;
+					pats[i] = PAT_HALF; /* what is left to check */
+				}
 			printf("released %u\n", released);
 			(void)fflush(stdout);
 			continue;
