@@ -58,6 +58,7 @@ struct entry {
 	uint64_t anon_kb, huge_kb;     /* smaps_rollup: Anonymous, AnonHugePages */
 	uint64_t collapse_bytes[MTHPD_PMD_ORDER + 1]; /* what the plan collapses, by size */
 	uint64_t fill_bytes;           /* empty pages those collapses would fill */
+	uint64_t partial_bytes;        /* held by 2M folios mapped in part, which nothing maps */
 	unsigned long vmas_refused;
 };
 
@@ -67,6 +68,7 @@ static int tally(void *userdata, const struct mthpd_target *t _unused_,
 {
 	struct entry *e = userdata;
 
+	e->partial_bytes += (uint64_t)mthpd_scan_partial_unmapped(s) * MTHPD_PAGE_SIZE;
 	for (unsigned int i = 0; i < p->nr_blocks; i++) {
 		const struct mthpd_block *b = &p->blocks[i];
 
@@ -318,6 +320,11 @@ static void print_text(const struct mthpd_config *c, const struct entry *es, siz
 			if (e->vmas_refused)
 				printf("; %lu VMA%s refused (MADV_NOHUGEPAGE)", e->vmas_refused,
 				       e->vmas_refused == 1 ? "" : "s");
+			if (e->partial_bytes)
+				printf("; %s in 2M folios mapped in part, which nothing maps (%s)",
+				       human(e->partial_bytes, h3, sizeof(h3)),
+				       c->policies[e->policy].split_partial ? "split_partial=yes: split"
+									    : "split_partial=no: kept");
 			break;
 		case V_DISABLED:
 			printf("; enabled=no: never touched");
@@ -359,19 +366,21 @@ static void print_json(const struct mthpd_config *c, const struct entry *es, siz
 		       ",\"collapse_bytes\":%" PRIu64 ",\"collapse\":",
 		       verdict_names[e->verdict], e->anon_kb << 10, e->huge_kb << 10, total_collapse(e));
 		json_sizes(e->collapse_bytes);
-		printf(",\"fill_bytes\":%" PRIu64 ",\"vmas_refused\":%lu}\n", e->fill_bytes,
-		       e->vmas_refused);
+		printf(",\"fill_bytes\":%" PRIu64 ",\"partial_bytes\":%" PRIu64
+		       ",\"vmas_refused\":%lu}\n",
+		       e->fill_bytes, e->partial_bytes, e->vmas_refused);
 	}
 	/* one summary per policy with processes, in file-name order */
 	for (size_t i = 0; i < n;) {
 		int pol = es[i].policy;
-		uint64_t anon = 0, huge = 0, fill = 0, by[MTHPD_PMD_ORDER + 1] = {0}, all = 0;
+		uint64_t anon = 0, huge = 0, fill = 0, partial = 0, by[MTHPD_PMD_ORDER + 1] = {0}, all = 0;
 		size_t procs = 0;
 
 		for (; i < n && es[i].policy == pol; i++, procs++) {
 			anon += es[i].anon_kb << 10;
 			huge += es[i].huge_kb << 10;
 			fill += es[i].fill_bytes;
+			partial += es[i].partial_bytes;
 			all += total_collapse(&es[i]);
 			for (unsigned int o = MTHPD_MIN_ORDER; o <= MTHPD_PMD_ORDER; o++)
 				by[o] += es[i].collapse_bytes[o];
@@ -385,7 +394,7 @@ static void print_json(const struct mthpd_config *c, const struct entry *es, siz
 		       ",\"huge_bytes\":%" PRIu64 ",\"collapse_bytes\":%" PRIu64 ",\"collapse\":",
 		       pol >= 0 && c->policies[pol].enabled ? "true" : "false", procs, anon, huge, all);
 		json_sizes(by);
-		printf(",\"fill_bytes\":%" PRIu64 "}\n", fill);
+		printf(",\"fill_bytes\":%" PRIu64 ",\"partial_bytes\":%" PRIu64 "}\n", fill, partial);
 	}
 }
 

@@ -14,7 +14,8 @@
 #  2. split_partial=no: the folio stays whole, and the state file shows the
 #     1 MiB it holds (partial_bytes) for the process.
 #  3. a dry-run policy: nothing is split; the log says what would be.
-#     `mthpd plan` reports the folio too.
+#     `mthpd plan` reports the folio too, for a pid and for the
+#     configuration (--config-dir, text and JSON).
 # Whether MADV_COLD splits such a folio depends on the kernel (6.18 and
 # Debian's 6.1.0-57 do): the workload tries it on its own memory first
 # (--probe-split).  Where it does not, case 1 expects
@@ -157,6 +158,12 @@ grep "mapped in part" "$TMP/plan.out" | sed 's/^/   plan: /'
 grep -q "1 2M folio mapped in part: 1024 KiB that nothing maps" "$TMP/plan.out" ||
 	check_fail "mthpd plan does not report the folio mapped in part"
 policy 'dry_run=yes\n'
+"$MTHPD" plan --config-dir "$CONF" --json >"$TMP/preview.json" || check_fail "mthpd plan --config-dir failed"
+pb=$(jq -r --argjson pid "$P" 'select(.type == "process" and .pid == $pid) | .partial_bytes' "$TMP/preview.json")
+echo "   preview: partial_bytes=$pb for $P"
+[ "$pb" = 1048576 ] || check_fail "mthpd plan --config-dir --json: partial_bytes '$pb' for $P, expected 1048576"
+"$MTHPD" plan --config-dir "$CONF" | grep -q "pid $P .*: .*1.0 MiB in 2M folios mapped in part" ||
+	check_fail "mthpd plan --config-dir does not show the folio mapped in part for $P"
 rm -f "$TMP/status"
 MTHPD_DEBUG=1 "$MTHPD" run --config-dir "$CONF" 2>"$TMP/run.log" &
 DAEMON=$!
