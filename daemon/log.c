@@ -146,8 +146,8 @@ void log_split(const struct log_split *s)
 	else if (failed)
 		(void)snprintf(text, sizeof(text),
 			       "%lu 2M folio%s mapped in part not split (%s): %" PRIu64
-			       " KiB nothing maps stay%s held",
-			       s->folios, plural, s->result, s->bytes / 1024, s->folios == 1 ? "s" : "");
+			       " KiB that nothing maps still held",
+			       s->folios, plural, s->result, s->bytes / 1024);
 	else
 		(void)snprintf(text, sizeof(text),
 			       "%s: %lu 2M folio%s mapped in part to split, %" PRIu64
