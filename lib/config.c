@@ -260,6 +260,12 @@ static int parse_pace(const char *v, void *field, char *why, size_t n)
 	return 0;
 }
 
+/* A policy before its file is read: what each key it does not set means. */
+static struct mthpd_policy policy_defaults(const struct mthpd_knobs *defaults)
+{
+	return (struct mthpd_policy){.enabled = true, .split_partial = true, .knobs = *defaults};
+}
+
 #define D(name, fn) {"Daemon", #name, T_DAEMON, fn, offsetof(struct mthpd_daemon_conf, name)}
 #define M(key, field) {"Match", key, T_POLICY, parse_glob, offsetof(struct mthpd_policy, field)}
 #define P(key, fn, field) {"Policy", key, T_POLICY, fn, offsetof(struct mthpd_policy, field)}
@@ -702,12 +708,8 @@ int mthpd_config_load(const char *dir, const struct mthpd_knobs *defaults,
 	for (size_t i = 0; i < nr_names; i++) {
 		struct mthpd_policy *pol = &c->policies[c->nr_policies++];
 
-		*pol = (struct mthpd_policy){
-			.name = names[i],
-			.enabled = true,
-			.split_partial = true,
-			.knobs = *defaults,
-		};
+		*pol = policy_defaults(defaults);
+		pol->name = names[i];
 		names[i] = NULL;
 		pol->knobs.orders = 1U << MTHPD_PMD_ORDER;
 		r = join(&pol->path, pol_dir, pol->name);
@@ -743,7 +745,7 @@ int mthpd_config_add_policy(struct mthpd_config *c, const char *path,
 {
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	size_t len = strlen(base), at = 0;
-	struct mthpd_policy pol = {.enabled = true, .split_partial = true, .knobs = *defaults};
+	struct mthpd_policy pol = policy_defaults(defaults);
 	struct mthpd_policy *more;
 	struct parse st;
 	int r;
@@ -822,7 +824,7 @@ int mthpd_config_check_text(const char *buf, size_t len, bool policy,
 		return -EINVAL;
 	}
 	if (policy) {
-		struct mthpd_policy pol = {.enabled = true, .split_partial = true, .knobs = *defaults};
+		struct mthpd_policy pol = policy_defaults(defaults);
 
 		pol.knobs.orders = 1U << MTHPD_PMD_ORDER;
 		r = parse_text(text, "<text>", T_POLICY, &pol, &st, err, err_size);

@@ -36,13 +36,19 @@ static int linux_pidfd_open(const struct mthpd_kif *kif _unused_, pid_t pid)
 	return fd < 0 ? -errno : (int)fd;
 }
 
+/* process_madvise() of one range.  Returns the bytes advised or -errno. */
+static int64_t advise_one(int pidfd, uint64_t addr, uint64_t len, int advice, unsigned int flags)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
+	long r = syscall(SYS_process_madvise, pidfd, &iov, 1UL, advice, flags);
+
+	return r < 0 ? -errno : r;
+}
+
 static int64_t linux_collapse(struct mthpd_kif *kif _unused_, int pidfd, uint64_t addr,
 			      uint64_t len, unsigned int flags)
 {
-	struct iovec iov = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
-	long r = syscall(SYS_process_madvise, pidfd, &iov, 1UL, MADV_COLLAPSE, flags);
-
-	return r < 0 ? -errno : r;
+	return advise_one(pidfd, addr, len, MADV_COLLAPSE, flags);
 }
 
 static int64_t linux_collapse_batch(struct mthpd_kif *kif _unused_, int pidfd,
@@ -62,10 +68,7 @@ static int64_t linux_collapse_batch(struct mthpd_kif *kif _unused_, int pidfd,
 
 static int64_t linux_cold(struct mthpd_kif *kif _unused_, int pidfd, uint64_t addr, uint64_t len)
 {
-	struct iovec iov = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
-	long r = syscall(SYS_process_madvise, pidfd, &iov, 1UL, MADV_COLD, 0U);
-
-	return r < 0 ? -errno : r;
+	return advise_one(pidfd, addr, len, MADV_COLD, 0);
 }
 
 static int linux_ioctl(const struct mthpd_kif *kif _unused_, int fd, unsigned long req,

@@ -597,22 +597,20 @@ static int split_partial(struct mthpd_act *act, struct mthpd_scan_ctx *sc, struc
 	enum mthpd_scan_result res = mthpd_act_split(act, scan);
 	int r;
 
+	if (res == MTHPD_SCAN_SUCCEED) {
+		st->splits++;
+		st->released_pages += held;
+		(void)mthpd_refill_note(t, addr);
+		r = mthpd_pagemap_read(&t->pagemap, addr, MTHPD_PMD_NR, entries);
+		if (r < 0)
+			return r;
+		r = mthpd_scan_range(sc, addr, entries, scan);
+		if (r < 0)
+			return r;
+		scan->released = (uint16_t)held;
+	}
 	scan->split_tried = true;
 	scan->split_result = (uint8_t)res;
-	if (res != MTHPD_SCAN_SUCCEED)
-		return 0;
-	st->splits++;
-	st->released_pages += held;
-	(void)mthpd_refill_note(t, addr);
-	r = mthpd_pagemap_read(&t->pagemap, addr, MTHPD_PMD_NR, entries);
-	if (r < 0)
-		return r;
-	r = mthpd_scan_range(sc, addr, entries, scan);
-	if (r < 0)
-		return r;
-	scan->split_tried = true;
-	scan->split_result = (uint8_t)res;
-	scan->released = (uint16_t)held;
 	return 0;
 }
 
