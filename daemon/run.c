@@ -52,6 +52,9 @@ struct daemon {
 	uint64_t watchdog_usec, next_watchdog;
 	uint64_t no_collapse_until; /* alloc_sleep_millisecs after an allocation failure */
 	bool stop, reload;
+	uint64_t signals_said;     /* the ignored signals already logged, by number */
+	char last_status[320];     /* the last pass's STATUS= line, for SIGUSR1 */
+	uint64_t last_status_usec; /* and when that pass ended */
 	bool backing_off;
 	/*
 	 * Every matched process was left settled by the last pass (see
@@ -204,16 +207,42 @@ static void keep_files_fresh(struct daemon *d)
 		write_files(d);
 }
 
-/* Reads pending signals without blocking: SIGTERM/SIGINT stop, SIGHUP reloads. */
+/*
+ * Signals whose default action would end the daemon but that mean nothing
+ * to it: a stray one (a mistyped kill, a `pkill -USR2 mthp`, a pipe that
+ * closed) must not stop a root daemon that services count on.  They are
+ * read from the signalfd like the others and dropped, SIGUSR1 after it
+ * has logged the last pass's status line.
+ */
+static const int ignored_signals[] = {
+	SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGSTKFLT, SIGXFSZ,
+};
+
+/*
+ * Reads pending signals without blocking: SIGTERM/SIGINT stop, SIGHUP
+ * reloads, SIGUSR1 logs one status line, the other ignored_signals[] are
+ * said once each (by whom) and dropped.
+ */
 static void read_signals(struct daemon *d)
 {
 	struct signalfd_siginfo si;
 
 	while (read(d->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		if (si.ssi_signo == SIGHUP)
+		int sig = (int)si.ssi_signo;
+
+		if (sig == SIGHUP) {
 			d->reload = true;
-		else
+		} else if (sig == SIGTERM || sig == SIGINT) {
 			d->stop = true;
+		} else if (sig == SIGUSR1) {
+			log_notice("SIGUSR1 from pid %u: %s (%.1f s ago)", (unsigned int)si.ssi_pid,
+				   d->last_status[0] ? d->last_status : "no pass yet",
+				   (double)(now_usec() - d->last_status_usec) / 1e6);
+		} else if (sig > 0 && sig < 64 && !(d->signals_said & (1ULL << sig))) {
+			d->signals_said |= 1ULL << sig;
+			log_info("ignoring SIG%s from pid %u (said once)", sigabbrev_np(sig),
+				 (unsigned int)si.ssi_pid);
+		}
 	}
 }
 
@@ -1160,6 +1189,8 @@ static void pass(struct daemon *d, bool check_quiet)
 			       d->backing_off ? ", backing off (memory pressure)" : "",
 			       ss.spent >= c->daemon.pages_to_scan ? ", pages_to_scan reached" : "");
 	}
+	(void)snprintf(d->last_status, sizeof(d->last_status), "%s", status);
+	d->last_status_usec = now_usec();
 	/* A pass with nothing to do is not news: STATUS= still shows it. */
 	log_msg(planned || collapsed ? LOG_LVL_NOTICE : LOG_LVL_DEBUG, "%s in %.3f s", status,
 		d->metrics.last_pass_seconds);
@@ -1448,6 +1479,8 @@ static int setup(struct daemon *d)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
+	for (size_t i = 0; i < ARRAY_SIZE(ignored_signals); i++)
+		sigaddset(&mask, ignored_signals[i]);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
 		return log_errno(LOG_LVL_ERR, -errno, "sigprocmask: %m");
 	d->sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
