@@ -344,12 +344,32 @@ static int run(int argc, char **argv)
 	}
 	for (; opened < c.nr_pids; opened++) {
 		pid_t pid = c.pids[opened];
+		struct mthpd_pid_ident id;
 
 		/* Collapsing mthpd's own memory while it reads it proves nothing and helps nobody. */
 		if (c.collapse && !c.proc_root && pid == getpid()) {
 			fail("--pid %d is mthpd itself: it does not collapse its own memory", (int)pid);
 			status = EXIT_USAGE;
 			goto out;
+		}
+		/*
+		 * /proc/TID answers for a thread although it is not listed: a
+		 * thread's pid would pass for its process, planned once for each
+		 * of its numbers.  A zombie has no memory left to plan.
+		 */
+		if (mthpd_pid_identify(&kif, pid, &id) == 0) {
+			if (id.tgid != pid) {
+				fail("--pid %d is a thread of process %d: give --pid %d", (int)pid,
+				     (int)id.tgid, (int)id.tgid);
+				status = EXIT_USAGE;
+				goto out;
+			}
+			if (id.state == 'Z') {
+				fail("process %d is a zombie: it exited and its parent %d has not reaped it "
+				     "yet; it has no memory", (int)pid, (int)id.ppid);
+				status = EXIT_USAGE;
+				goto out;
+			}
 		}
 		r = mthpd_target_open(&kif, pid, c.collapse, &targets[opened]);
 		if (r == -EOPNOTSUPP) {

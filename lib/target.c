@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,6 +49,65 @@ int mthpd_status_parse_rss_anon(const char *status, uint64_t *ret)
 		return -EINVAL;
 	*ret = (uint64_t)kb * 1024;
 	return 0;
+}
+
+/* The number after "\nKEY:\t" in @status into @ret; -EINVAL if absent or bad. */
+static int status_pid(const char *status, const char *key, pid_t *ret)
+{
+	const char *p = strstr(status, key);
+	long v;
+	char *end;
+
+	if (!p)
+		return -EINVAL;
+	p += strlen(key);
+	p += strspn(p, " \t");
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtol(p, &end, 10);
+	if (errno || (*end != '\n' && *end != '\0') || v > INT_MAX)
+		return -EINVAL;
+	*ret = (pid_t)v;
+	return 0;
+}
+
+int mthpd_status_parse_ident(const char *status, struct mthpd_pid_ident *ret)
+{
+	struct mthpd_pid_ident id;
+	const char *state = strstr(status, "\nState:");
+
+	/* "State:\tZ (zombie)": one letter */
+	if (!state)
+		return -EINVAL;
+	state += strlen("\nState:");
+	state += strspn(state, " \t");
+	if (*state < 'A' || *state > 'Z')
+		return -EINVAL;
+	id.state = *state;
+	if (status_pid(status, "\nTgid:", &id.tgid) < 0 || status_pid(status, "\nPPid:", &id.ppid) < 0)
+		return -EINVAL;
+	*ret = id;
+	return 0;
+}
+
+int mthpd_pid_identify(struct mthpd_kif *kif, pid_t pid, struct mthpd_pid_ident *ret)
+{
+	char path[64], status[4096];
+	int r;
+
+	if (pid <= 0)
+		return -ESRCH;
+	r = pid_path(path, sizeof(path), pid, "status");
+	if (r >= 0)
+		r = mthpd_kif_read_proc(kif, path, status, sizeof(status));
+	if (r == -ENOENT)
+		return -ESRCH;
+	/* -EFBIG: cut (not terminated), but State, Tgid and PPid are among its first lines */
+	if (r < 0 && r != -EFBIG)
+		return r;
+	status[sizeof(status) - 1] = '\0';
+	return mthpd_status_parse_ident(status, ret);
 }
 
 int mthpd_target_read_status(struct mthpd_kif *kif, struct mthpd_target *t)

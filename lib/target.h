@@ -110,6 +110,28 @@ int mthpd_target_read_status(struct mthpd_kif *kif, struct mthpd_target *t);
  */
 int mthpd_status_parse_rss_anon(const char *status, uint64_t *ret);
 
+/* What /proc/PID/status says a pid is: mthpd_status_parse_ident(). */
+struct mthpd_pid_ident {
+	pid_t tgid; /* the process it belongs to: another number for a thread */
+	pid_t ppid;
+	char state; /* 'R', 'S', ..., 'Z' for a zombie */
+};
+
+/*
+ * Pure: the State, Tgid and PPid lines of a /proc/PID/status text, e.g.
+ * "Name:\tredis-server\nUmask:\t0022\nState:\tZ (zombie)\nTgid:\t4242\n...
+ * PPid:\t1\n".  Returns 0, or -EINVAL when one is missing or malformed
+ * (then nothing is written).
+ */
+int mthpd_status_parse_ident(const char *status, struct mthpd_pid_ident *ret);
+
+/*
+ * What @pid is, from its /proc/PID/status: a process, a thread of another
+ * (ret->tgid != @pid: /proc/TID answers although readdir does not list
+ * it) or a zombie.  Returns 0, -ESRCH when there is no such pid, -errno.
+ */
+int mthpd_pid_identify(struct mthpd_kif *kif, pid_t pid, struct mthpd_pid_ident *ret);
+
 /*
  * Pure: what a user can do about a process with THP disabled, by its comm:
  * the setting of a service known to turn it off, or a general sentence.

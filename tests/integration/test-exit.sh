@@ -1,9 +1,10 @@
 #!/bin/bash
 # Errors are reported per target and by exit status, never by a crash:
 # - bad usage and unknown pids exit 2 with a message and collapse nothing;
-# - so do a kernel thread, a pid given twice, mthpd's own pid, a missing
-#   configuration directory, a policy whose key hides after its header and
-#   a FIFO among the policies (which must not hang);
+# - so do a kernel thread, a thread's id (naming its process), a zombie, a
+#   pid given twice, mthpd's own pid, a missing configuration directory, a
+#   policy whose key hides after its header and a FIFO among the policies
+#   (which must not hang);
 # - a target killed while `mthpd collapse` works on it makes mthpd finish
 #   the other targets and exit 1, with one line on stderr naming the pid.
 . "$(dirname "$0")/lib.sh"
@@ -68,6 +69,40 @@ grep -q "process 2 is a kernel thread" "$TMP/err" || check_fail "kernel-thread: 
 usage pid-twice one-line -- collapse --pid "$LIVE" --pid "$LIVE"
 grep -q -- "--pid $LIVE is given twice" "$TMP/err" || check_fail "pid-twice: $(cat "$TMP/err")"
 usage size-that-would-wrap -- collapse --pid "$LIVE" --sizes 17592186044418M
+# issue 25.8: a thread's id is refused, naming its process; a zombie is named as one
+if perl -Mthreads -e 1 2>/dev/null; then
+	perl -Mthreads -e 'threads->create(sub { sleep 600 })->detach; sleep 600' &
+	THREADED=$!
+	WL_PIDS+=("$THREADED")
+	for ((i = 0; i < 50; i++)); do
+		TID=$(ls "/proc/$THREADED/task" 2>/dev/null | grep -vx "$THREADED" | head -1)
+		[ -n "$TID" ] && break
+		sleep 0.1
+	done
+	[ -n "$TID" ] || die "perl started no thread in pid $THREADED"
+	usage thread one-line -- plan --pid "$TID"
+	grep -q -- "--pid $TID is a thread of process $THREADED: give --pid $THREADED" "$TMP/err" ||
+		check_fail "thread: $(cat "$TMP/err")"
+	usage thread-and-process one-line -- plan --pid "$TID" --pid "$THREADED"
+	grep -q -- "--pid $TID is a thread of process $THREADED" "$TMP/err" ||
+		check_fail "thread-and-process: $(cat "$TMP/err")"
+else
+	echo "== thread: perl has no threads here, not checked"
+fi
+# a child that exits and is never reaped: its parent execs sleep, which does not wait
+( sleep 0.1 & exec sleep 600 ) &
+REAPER=$!
+WL_PIDS+=("$REAPER")
+ZOMBIE=""
+for ((i = 0; i < 50; i++)); do
+	ZOMBIE=$(ps -o pid= -o stat= --ppid "$REAPER" | awk '$2 ~ /^Z/ { print $1 }')
+	[ -n "$ZOMBIE" ] && break
+	sleep 0.1
+done
+[ -n "$ZOMBIE" ] || die "no zombie child of pid $REAPER"
+usage zombie one-line -- collapse --pid "$ZOMBIE"
+grep -q "process $ZOMBIE is a zombie: it exited and its parent $REAPER has not reaped it yet" "$TMP/err" ||
+	check_fail "zombie: $(cat "$TMP/err")"
 "$MTHPD" check-config --config-dir /nonexistent/mthpd >"$TMP/out" 2>"$TMP/err"
 rc=$?
 echo "== missing config dir: exit $rc: $(cat "$TMP/err")"

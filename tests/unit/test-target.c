@@ -70,6 +70,46 @@ static void test_status_parse_rss_anon(void)
 	test_case = NULL;
 }
 
+/* State, Tgid and PPid: what `--pid` refuses (a thread, a zombie). */
+static void test_status_parse_ident(void)
+{
+	static const struct {
+		const char *what, *status;
+		int r;
+		pid_t tgid, ppid;
+		char state;
+	} t[] = {
+		{ "a process", "Name:\tredis-server\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t4242\n"
+		  "Ngid:\t0\nPid:\t4242\nPPid:\t1\n", 0, 4242, 1, 'S' },
+		{ "a thread", "Name:\tio_thd\nState:\tR (running)\nTgid:\t4242\nPid:\t4250\nPPid:\t1\n",
+		  0, 4242, 1, 'R' },
+		{ "a zombie", "Name:\tx\nState:\tZ (zombie)\nTgid:\t77\nPid:\t77\nPPid:\t70\n", 0, 77, 70,
+		  'Z' },
+		{ "the last line, no newline", "Name:\tx\nState:\tS (sleeping)\nTgid:\t5\nPPid:\t2", 0, 5, 2,
+		  'S' },
+		{ "no State", "Name:\tx\nTgid:\t5\nPPid:\t1\n", -EINVAL, 0, 0, 0 },
+		{ "no Tgid", "Name:\tx\nState:\tS (sleeping)\nPPid:\t1\n", -EINVAL, 0, 0, 0 },
+		{ "no PPid", "Name:\tx\nState:\tS (sleeping)\nTgid:\t5\n", -EINVAL, 0, 0, 0 },
+		{ "Tgid not a number", "Name:\tx\nState:\tS\nTgid:\tfive\nPPid:\t1\n", -EINVAL, 0, 0, 0 },
+		{ "Tgid with junk", "Name:\tx\nState:\tS\nTgid:\t5x\nPPid:\t1\n", -EINVAL, 0, 0, 0 },
+		{ "Tgid too large", "Name:\tx\nState:\tS\nTgid:\t99999999999\nPPid:\t1\n", -EINVAL, 0, 0,
+		  0 },
+		{ "a state in lower case", "Name:\tx\nState:\ts\nTgid:\t5\nPPid:\t1\n", -EINVAL, 0, 0, 0 },
+		{ "in a comm, not at a line's start", "Name:\tx State: Z Tgid: 5 PPid: 1\n", -EINVAL, 0, 0, 0 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		struct mthpd_pid_ident got = {.tgid = -1, .ppid = -1, .state = '?'};
+
+		test_case = t[i].what;
+		TEST_ASSERT_EQ(mthpd_status_parse_ident(t[i].status, &got), t[i].r);
+		TEST_ASSERT_EQ(got.tgid, t[i].r == 0 ? t[i].tgid : -1);
+		TEST_ASSERT_EQ(got.ppid, t[i].r == 0 ? t[i].ppid : -1);
+		TEST_ASSERT_EQ(got.state, t[i].r == 0 ? t[i].state : '?');
+	}
+	test_case = NULL;
+}
+
 /* Comm and start time (field 22): what `mthpd status` compares with its state file. */
 static void test_stat_parse_start(void)
 {
@@ -186,6 +226,7 @@ int main(void)
 	test_stat_parse_faults();
 	test_stat_parse_start();
 	test_status_parse_rss_anon();
+	test_status_parse_ident();
 	test_backoff();
 	return test_finish();
 }
