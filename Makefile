@@ -62,6 +62,8 @@ CONTRIB_SRC := $(sort $(wildcard contrib/*.c))
 CONTRIB_BIN := $(CONTRIB_SRC:contrib/%.c=$(O)/contrib/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
+# bench-scan's parts (bench/scan/bench-scan.h says which is which)
+BENCH_SCAN_OBJ := $(patsubst %.c,$(O)/%.o,$(sort $(wildcard bench/scan/*.c)))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/%.c=%)
 FUZZ_BIN := $(FUZZ_NAMES:%=$(O)/tests/fuzz/%)
@@ -112,6 +114,9 @@ $(O)/contrib/%: $(O)/contrib/%.o $(O)/libmthpd.a
 # A fuzz harness with the ordinary compiler: standalone.c runs given inputs.
 $(O)/tests/fuzz/%: $(O)/tests/fuzz/%.o $(O)/tests/fuzz/standalone.o $(O)/libmthpd.a
 	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIB_LIBS)
+
+$(O)/bench/bench-scan: $(O)/bench/bench-scan.o $(BENCH_SCAN_OBJ) $(O)/libmthpd.a
 	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIB_LIBS)
 
 $(O)/bench/%: $(O)/bench/%.o $(O)/libmthpd.a
