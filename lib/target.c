@@ -320,52 +320,6 @@ int mthpd_target_faults(struct mthpd_target *t, uint64_t *ret)
 	return mthpd_stat_parse_faults(buf, ret);
 }
 
-/* The index of the first entry of t->collapsed >= @addr. */
-static size_t refill_index(const struct mthpd_target *t, uint64_t addr)
-{
-	size_t lo = 0, hi = t->nr_collapsed;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->collapsed[mid] < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-bool mthpd_refill_known(const struct mthpd_target *t, uint64_t addr)
-{
-	size_t i = refill_index(t, addr);
-
-	return i < t->nr_collapsed && t->collapsed[i] == addr;
-}
-
-int mthpd_refill_note(struct mthpd_target *t, uint64_t addr)
-{
-	size_t i = refill_index(t, addr);
-
-	if (i < t->nr_collapsed && t->collapsed[i] == addr)
-		return 0;
-	if (t->nr_collapsed >= MTHPD_REFILL_MAX)
-		return -E2BIG;
-	if (t->nr_collapsed == t->collapsed_size) {
-		size_t size = t->collapsed_size ? 2 * t->collapsed_size : 64;
-		uint64_t *c = reallocarray(t->collapsed, size, sizeof(*c));
-
-		if (!c)
-			return -ENOMEM;
-		t->collapsed = c;
-		t->collapsed_size = size;
-	}
-	memmove(t->collapsed + i + 1, t->collapsed + i, (t->nr_collapsed - i) * sizeof(*t->collapsed));
-	t->collapsed[i] = addr;
-	t->nr_collapsed++;
-	return 0;
-}
-
 void mthpd_target_close(struct mthpd_target *t)
 {
 	if (t->pagemap.fd >= 0)
@@ -376,9 +330,7 @@ void mthpd_target_close(struct mthpd_target *t)
 		(void)close(t->stat_fd);
 	t->pagemap.fd = t->pidfd = t->stat_fd = -1;
 	mthpd_target_forget_vmas(t);
-	free(t->collapsed);
-	t->collapsed = NULL;
-	t->nr_collapsed = t->collapsed_size = 0;
+	mthpd_backoff_free(&t->backoff);
 }
 
 /* The verdict an earlier pass got for exactly this VMA: 1 refused, 0 not, -1 unknown. */
@@ -466,63 +418,6 @@ static void count_plan(const struct mthpd_range_plan *p, bool collapsing, struct
 			st->bytes_collapsed += MTHPD_PAGE_SIZE << p->blocks[i].order;
 		}
 	}
-}
-
-uint64_t mthpd_range_sig(const uint64_t entries[MTHPD_PMD_NR])
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	/* FNV-1a over the entries: present, swap and exclusive bits and PFNs */
-	for (unsigned int i = 0; i < MTHPD_PMD_NR; i++)
-		h = (h ^ entries[i]) * 0x100000001b3ULL;
-	return h;
-}
-
-/* The index of the range at @addr in the backoff table, or -1. */
-static int backoff_find(const struct mthpd_target *t, uint64_t addr)
-{
-	for (unsigned int i = 0; i < t->nr_backoff; i++)
-		if (t->backoff[i].addr == addr)
-			return (int)i;
-	return -1;
-}
-
-bool mthpd_backoff_waiting(const struct mthpd_target *t, uint64_t addr, uint64_t sig, uint64_t now)
-{
-	int i = backoff_find(t, addr);
-
-	return i >= 0 && t->backoff[i].sig == sig && now < t->backoff[i].until;
-}
-
-void mthpd_backoff_note(struct mthpd_target *t, uint64_t addr, uint64_t sig, bool lasting,
-			uint64_t now)
-{
-	int i = backoff_find(t, addr);
-	struct mthpd_backoff *b = i >= 0 ? &t->backoff[i] : NULL;
-	uint64_t wait;
-
-	if (!lasting) {
-		if (b)
-			*b = t->backoff[--t->nr_backoff];
-		return;
-	}
-	if (!b && t->nr_backoff < MTHPD_BACKOFF_MAX) {
-		b = &t->backoff[t->nr_backoff++];
-		*b = (struct mthpd_backoff){.addr = addr};
-	} else if (!b) {
-		/* full: the one that would be retried first makes room */
-		b = &t->backoff[0];
-		for (unsigned int k = 1; k < t->nr_backoff; k++)
-			if (t->backoff[k].until < b->until)
-				b = &t->backoff[k];
-		*b = (struct mthpd_backoff){.addr = addr};
-	}
-	if (b->sig != sig)
-		b->fails = 0; /* other pages than last time: start again */
-	b->sig = sig;
-	b->fails++;
-	wait = b->fails >= 8 ? MTHPD_BACKOFF_CAP_USEC : MTHPD_BACKOFF_BASE_USEC << (b->fails - 1);
-	b->until = now + (wait < MTHPD_BACKOFF_CAP_USEC ? wait : MTHPD_BACKOFF_CAP_USEC);
 }
 
 /*
@@ -628,9 +523,9 @@ static int flush(struct mthpd_act *act, const struct mthpd_pass_opts *o, struct 
 
 		mthpd_act_after_batch(act, &b[i].scan, &b[i].knobs, res[i], &b[i].plan);
 		if (b[i].plan.nr_collapsed)
-			(void)mthpd_refill_note(t, b[i].scan.addr);
+			(void)mthpd_refill_note(&t->backoff, b[i].scan.addr);
 		if (o->now_usec)
-			mthpd_backoff_note(t, b[i].scan.addr, b[i].sig, plan_failed_lasting(&b[i].plan),
+			mthpd_backoff_note(&t->backoff, b[i].scan.addr, b[i].sig, plan_failed_lasting(&b[i].plan),
 					   o->now_usec);
 		count_plan(&b[i].plan, true, st);
 		r = sink(userdata, t, &b[i].scan, &b[i].plan);
@@ -660,7 +555,7 @@ static int split_partial(struct mthpd_act *act, struct mthpd_scan_ctx *sc, struc
 	if (res == MTHPD_SCAN_SUCCEED) {
 		st->splits++;
 		st->released_pages += held;
-		(void)mthpd_refill_note(t, addr);
+		(void)mthpd_refill_note(&t->backoff, addr);
 		r = mthpd_pagemap_read(&t->pagemap, addr, MTHPD_PMD_NR, entries);
 		if (r < 0)
 			return r;
@@ -814,7 +709,7 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 			if (r < 0)
 				goto out;
 			if (o->collapse && !o->no_refill_backoff && knobs->max_ptes_none &&
-			    mthpd_refill_known(t, addr) &&
+			    mthpd_refill_known(&t->backoff, addr) &&
 			    plan_fills(scan, plan)) {
 				/*
 				 * Collapsed by mthpd before, emptied since (the allocator
@@ -835,7 +730,7 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 			waiting = false;
 			if (o->collapse && o->now_usec && plan_has_collapse(plan)) {
 				sig = mthpd_range_sig(entries);
-				waiting = mthpd_backoff_waiting(t, addr, sig, o->now_usec);
+				waiting = mthpd_backoff_waiting(&t->backoff, addr, sig, o->now_usec);
 			}
 			if (batch && !waiting && plan_is_whole_pmd(plan)) {
 				/* several ranges per process_madvise(): collapsed at the flush */
@@ -861,9 +756,9 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 				} else if (o->collapse && plan_has_collapse(plan)) {
 					mthpd_act_range(&act, scan, knobs, plan);
 					if (plan->nr_collapsed)
-						(void)mthpd_refill_note(t, addr);
+						(void)mthpd_refill_note(&t->backoff, addr);
 					if (o->now_usec)
-						mthpd_backoff_note(t, addr, sig, plan_failed_lasting(plan),
+						mthpd_backoff_note(&t->backoff, addr, sig, plan_failed_lasting(plan),
 								   o->now_usec);
 				}
 				count_plan(plan, o->collapse, &st);

@@ -11,13 +11,12 @@
 #include <sys/types.h>
 
 #include "act.h"
+#include "backoff.h"
 #include "features.h"
 #include "kif.h"
 #include "pagemap.h"
 #include "plan.h"
 #include "scan.h"
-
-#define MTHPD_BACKOFF_MAX 16
 
 /* What the kernel answered for a VMA: does MADV_COLLAPSE refuse it? */
 struct mthpd_vma_verdict {
@@ -40,52 +39,8 @@ struct mthpd_target {
 	 */
 	struct mthpd_vma_verdict *verdicts;
 	size_t nr_verdicts;
-	/*
-	 * Ranges whose collapse failed for a lasting reason, not tried again
-	 * before @until (monotonic us) unless their pagemap entries changed
-	 * (@sig): at most MTHPD_BACKOFF_MAX of them, the oldest replaced.
-	 */
-	struct mthpd_backoff {
-		uint64_t addr, sig, until;
-		unsigned int fails;
-	} backoff[MTHPD_BACKOFF_MAX];
-	unsigned int nr_backoff;
-	/*
-	 * The 2 MiB ranges mthpd collapsed (something in them), sorted: one
-	 * that is planned again has lost its folio since (the allocator gave
-	 * pages back, the kernel split it), and is only collapsed again where
-	 * that adds no memory (max_ptes_none 0), not refilled pass after
-	 * pass.  At most MTHPD_REFILL_MAX, then no more are added.
-	 */
-	uint64_t *collapsed;
-	size_t nr_collapsed, collapsed_size;
+	struct mthpd_backoff backoff; /* what its ranges did in earlier passes */
 };
-/* 512 GiB of collapsed ranges: 2 MiB of addresses per process at most */
-#define MTHPD_REFILL_MAX (1U << 18)
-
-/* Did mthpd collapse (part of) the 2 MiB range at @addr before? */
-bool mthpd_refill_known(const struct mthpd_target *t, uint64_t addr);
-
-/* Remembers that mthpd collapsed in the range at @addr.  Returns 0, -ENOMEM, -E2BIG when full. */
-int mthpd_refill_note(struct mthpd_target *t, uint64_t addr);
-/* The first retry after this, then twice as long each time, up to an hour. */
-#define MTHPD_BACKOFF_BASE_USEC (30ULL * 1000000ULL)
-#define MTHPD_BACKOFF_CAP_USEC (3600ULL * 1000000ULL)
-
-/* Pure: a signature of a range's 512 pagemap entries (what is mapped where). */
-uint64_t mthpd_range_sig(const uint64_t entries[MTHPD_PMD_NR]);
-
-/* Is the range at @addr, with entries of signature @sig, still waiting at @now? */
-bool mthpd_backoff_waiting(const struct mthpd_target *t, uint64_t addr, uint64_t sig, uint64_t now);
-
-/*
- * After an attempt on the range at @addr: @lasting says it failed for a
- * reason that a retry would meet again (not an allocation failure, which
- * alloc_sleep_millisecs handles): it waits, twice as long as last time.
- * Otherwise it is forgotten.
- */
-void mthpd_backoff_note(struct mthpd_target *t, uint64_t addr, uint64_t sig, bool lasting,
-			uint64_t now);
 
 /*
  * Opens /proc/PID/pagemap, reads comm and status, and with @need_pidfd opens
