@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The pure parts of lib/target.c: the page-fault count of a /proc/PID/stat
- * line (lines as Linux 6.18 prints them), which the daemon compares from
- * pass to pass to leave a settled process alone.
+ * lib/procfs.c, the pure parsers of /proc/PID/stat and /proc/PID/status
+ * (lines as Linux 6.18 prints them): the page-fault count the daemon
+ * compares from pass to pass to leave a settled process alone, RssAnon,
+ * what a pid is (a thread, a zombie), comm and start time.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "target.h"
+#include "procfs.h"
 #include "test.h"
 #include "util.h"
 
