@@ -142,24 +142,6 @@ void mthpd_target_close(struct mthpd_target *t)
 	mthpd_backoff_free(&t->backoff);
 }
 
-/* The verdict an earlier pass got for exactly this VMA: 1 refused, 0 not, -1 unknown. */
-static int verdict_lookup(const struct mthpd_target *t, const struct mthpd_vma *v)
-{
-	size_t lo = 0, hi = t->nr_verdicts;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->verdicts[mid].start < v->start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < t->nr_verdicts && t->verdicts[lo].start == v->start && t->verdicts[lo].end == v->end)
-		return t->verdicts[lo].refused;
-	return -1;
-}
-
 static bool plan_has_collapse(const struct mthpd_range_plan *p)
 {
 	for (unsigned int i = 0; i < p->nr_blocks; i++)
@@ -180,40 +162,6 @@ static bool plan_needs_folio_orders(const struct mthpd_range_plan *p)
 		    p->blocks[i].reason != MTHPD_SCAN_EXCEED_NONE_PTE)
 			return true;
 	return false;
-}
-
-/*
- * Would the kernel refuse MADV_COLLAPSE on this VMA (VM_NOHUGEPAGE:
- * thp_vma_allowable_order() fails, EINVAL)?  The cheap question is the
- * kernel's own: MADV_COLLAPSE of the VMA's first 4 KiB, which holds no whole
- * PMD and so collapses nothing, answers 0, or EINVAL for a refused VMA
- * (measured: 0.3-0.5 us, about 100 us once for the LRU drain it does).
- * Without a pidfd, or where the call is not allowed, smaps VmFlags "nh"
- * tells, at the price of a walk of every page table of the process, once.
- * Returns 1 refused, 0 accepted, -ESRCH, -errno.
- */
-static int vma_refused(struct mthpd_kif *kif, struct mthpd_target *t, struct mthpd_vma *v,
-		       size_t i, size_t n, bool *smaps_read)
-{
-	if (t->pidfd >= 0 && !*smaps_read) {
-		int64_t r = kif->ops->collapse(kif, t->pidfd, v[i].start, MTHPD_PAGE_SIZE, 0);
-
-		if (r >= 0)
-			return 0;
-		if (r == -EINVAL)
-			return 1;
-		if (r == -ESRCH)
-			return -ESRCH;
-		/* EPERM (no CAP_SYS_NICE), ENOSYS...: ask smaps instead */
-	}
-	if (!*smaps_read) {
-		int r = mthpd_vmas_read_nohugepage(kif, t->pid, v, n);
-
-		if (r < 0)
-			return r;
-		*smaps_read = true;
-	}
-	return v[i].nohugepage;
 }
 
 static void count_plan(const struct mthpd_range_plan *p, bool collapsing, struct mthpd_pass_stats *st)
@@ -399,211 +347,306 @@ static int plan_range(struct mthpd_scan_ctx *sc, const uint64_t entries[MTHPD_PM
 	return 0;
 }
 
+/* One mthpd_target_pass(): what its steps share. */
+struct pass {
+	struct mthpd_kif *kif;
+	struct mthpd_target *t;
+	const struct mthpd_pass_opts *o;
+	mthpd_range_sink sink;
+	void *userdata;
+	struct mthpd_act act;
+	struct mthpd_scan_ctx sc;
+	struct mthpd_pass_stats st;
+	bool below_pmd;                /* the knobs allow sizes below 2M */
+	uint64_t entries[MTHPD_PMD_NR]; /* the range's pagemap entries */
+	struct mthpd_range_scan *scan; /* the range's scan and plan */
+	struct mthpd_range_plan *plan;
+	struct mthpd_knobs strict;     /* the knobs of a range collapsed before */
+	struct pending *batch;         /* whole 2M ranges waiting for one call */
+	size_t nbatch, batch_max;
+	struct mthpd_vma_verdict *verdicts; /* this pass's, handed to the target */
+	size_t nverdicts;
+};
+
+/*
+ * Scans the populated range at @addr, whose entries are in p->entries;
+ * splits a 2M folio it maps in part where asked.  Returns 0 or -errno.
+ */
+static int scan_populated(struct pass *p, uint64_t addr)
+{
+	struct mthpd_target *t = p->t;
+	int r;
+
+	p->st.ranges++;
+	p->st.ranges_huge += t->pagemap.last_huge != MTHPD_HUGE_NO;
+	if (t->pagemap.last_huge != MTHPD_HUGE_NO) {
+		/* PAGEMAP_SCAN said PAGE_IS_HUGE: nothing was read */
+		mthpd_scan_pmd_mapped(addr, t->pagemap.last_huge == MTHPD_HUGE_ZERO, p->scan);
+		return 0;
+	}
+	r = mthpd_scan_range(&p->sc, addr, p->entries, p->scan);
+	if (r < 0)
+		return r;
+	if (p->scan->partial_pfn) {
+		p->st.partial_folios++;
+		p->st.partial_pages += mthpd_scan_partial_unmapped(p->scan);
+	}
+	if (p->scan->partial_pfn && p->o->collapse && p->o->split_partial)
+		return split_partial(&p->act, &p->sc, t, p->entries, p->scan, &p->st);
+	return 0;
+}
+
+/*
+ * Plans the range just scanned into p->plan; *@ret_knobs: the knobs it was
+ * planned with (strict for a range mthpd collapsed before and that emptied
+ * since).  Returns 0 or -errno.
+ */
+static int plan_scanned(struct pass *p, uint64_t addr, const struct mthpd_knobs **ret_knobs)
+{
+	const struct mthpd_pass_opts *o = p->o;
+	const struct mthpd_knobs *knobs = o->knobs;
+	int r;
+
+	r = plan_range(&p->sc, p->entries, knobs, p->below_pmd, p->scan, p->plan);
+	if (r < 0)
+		return r;
+	if (o->collapse && !o->no_refill_backoff && knobs->max_ptes_none &&
+	    mthpd_refill_known(&p->t->backoff, addr) && plan_fills(p->scan, p->plan)) {
+		/*
+		 * Collapsed by mthpd before, emptied since (the allocator
+		 * gave pages back, or the kernel split the folio): filling
+		 * it again would undo what the application did, pass after
+		 * pass.  Only what is full again is collapsed.
+		 */
+		p->strict = *o->knobs;
+		p->strict.max_ptes_none = 0;
+		knobs = &p->strict;
+		r = plan_range(&p->sc, p->entries, knobs, p->below_pmd, p->scan, p->plan);
+		if (r < 0)
+			return r;
+		plan_mark_refill(p->plan);
+		p->st.refill_backoff++;
+	}
+	*ret_knobs = knobs;
+	return 0;
+}
+
+/*
+ * Collapses the planned range at @addr (a whole 2M one joins the batch,
+ * flushed when full) unless it is waiting in the backoff, and hands it to
+ * the sink.  @cursor: where the walk goes on, the resume point if the
+ * budget is spent here.  Returns 1 if the range waits in the batch, 0, or
+ * -errno (-EDQUOT: the budget is spent, p->st.resume set).
+ */
+static int act_planned(struct pass *p, uint64_t addr, uint64_t cursor,
+		       const struct mthpd_knobs *knobs)
+{
+	const struct mthpd_pass_opts *o = p->o;
+	struct mthpd_target *t = p->t;
+	struct mthpd_range_plan *plan = p->plan;
+	uint64_t sig = 0;
+	bool waiting = false;
+	int r;
+
+	if (o->collapse && o->now_usec && plan_has_collapse(plan)) {
+		sig = mthpd_range_sig(p->entries);
+		waiting = mthpd_backoff_waiting(&t->backoff, addr, sig, o->now_usec);
+	}
+	if (p->batch && !waiting && plan_is_whole_pmd(plan)) {
+		/* several ranges per process_madvise(): collapsed at the flush */
+		p->batch[p->nbatch].scan = *p->scan;
+		p->batch[p->nbatch].knobs = *knobs;
+		p->batch[p->nbatch].sig = sig;
+		p->batch[p->nbatch++].plan = *plan;
+		if (p->nbatch < p->batch_max)
+			return 1;
+		r = flush(&p->act, o, p->batch, p->nbatch, t, p->sink, p->userdata, &p->st);
+		p->nbatch = 0;
+	} else {
+		if (p->nbatch) {
+			r = flush(&p->act, o, p->batch, p->nbatch, t, p->sink, p->userdata, &p->st);
+			p->nbatch = 0;
+			if (r == -EDQUOT)
+				p->st.resume = addr; /* this range was not looked at */
+			if (r < 0)
+				return r;
+		}
+		if (waiting) {
+			plan_mark_backoff(plan); /* failed before, nothing changed */
+		} else if (o->collapse && plan_has_collapse(plan)) {
+			mthpd_act_range(&p->act, p->scan, knobs, plan);
+			if (plan->nr_collapsed)
+				(void)mthpd_refill_note(&t->backoff, addr);
+			if (o->now_usec)
+				mthpd_backoff_note(&t->backoff, addr, sig, plan_failed_lasting(plan),
+						   o->now_usec);
+		}
+		count_plan(plan, o->collapse, &p->st);
+		r = p->sink(p->userdata, t, p->scan, plan);
+	}
+	if (r == -EDQUOT)
+		p->st.resume = cursor;
+	return r;
+}
+
+/*
+ * Every populated range of VMA @v from o->start on: asks once whether the
+ * kernel refuses the VMA (the first time it has memory), then scan, plan,
+ * act.  Returns 0, -ESRCH when the process exited, or -errno.
+ */
+static int walk_vma(struct pass *p, struct mthpd_vma *vmas, size_t v, size_t nvmas)
+{
+	struct mthpd_target *t = p->t;
+	uint64_t cursor = vmas[v].start, addr;
+	int known = mthpd_vma_verdict_lookup(t->verdicts, t->nr_verdicts, &vmas[v]);
+	bool checked = known >= 0;
+	const struct mthpd_knobs *knobs;
+	int r;
+
+	if (known >= 0)
+		p->verdicts[p->nverdicts++] = (struct mthpd_vma_verdict){vmas[v].start, vmas[v].end, known};
+	if (known > 0) {
+		p->st.vmas_refused++;
+		return 0;
+	}
+	if (vmas[v].end <= p->o->start)
+		return 0;
+	if (cursor < p->o->start)
+		cursor = p->o->start & ~(MTHPD_PMD_SIZE - 1);
+	mthpd_pagemap_reset(&t->pagemap);
+	for (;;) {
+		r = mthpd_pagemap_next_range(&t->pagemap, &cursor, vmas[v].end, &addr, p->entries);
+		if (r <= 0)
+			return r;
+		if (!checked) {
+			/* Only VMAs with memory in them are asked about. */
+			r = mthpd_vma_refused(p->kif, t->pidfd, t->pid, vmas, v, nvmas, &p->st.smaps_read);
+			if (r < 0)
+				return r;
+			checked = true;
+			p->verdicts[p->nverdicts++] =
+				(struct mthpd_vma_verdict){vmas[v].start, vmas[v].end, r > 0};
+			if (r > 0) {
+				p->st.vmas_refused++;
+				return 0;
+			}
+		}
+		r = scan_populated(p, addr);
+		if (r >= 0)
+			r = plan_scanned(p, addr, &knobs);
+		if (r >= 0)
+			r = act_planned(p, addr, cursor, knobs);
+		if (r > 0)
+			continue;
+		if (r < 0)
+			return r;
+		if (p->act.exited)
+			return -ESRCH;
+	}
+}
+
+/* Buffers for one range and the batch.  Returns 0 or -ENOMEM. */
+static int pass_alloc(struct pass *p)
+{
+	const struct mthpd_pass_opts *o = p->o;
+
+	p->plan = malloc(sizeof(*p->plan));
+	p->scan = malloc(sizeof(*p->scan));
+	if (!p->plan || !p->scan)
+		return -ENOMEM;
+	p->batch_max = o->batch ? o->batch : MTHPD_COLLAPSE_BATCH;
+	if (p->batch_max > MTHPD_COLLAPSE_BATCH)
+		p->batch_max = MTHPD_COLLAPSE_BATCH;
+	if (o->collapse && p->batch_max > 1 && p->kif->ops->collapse_batch) {
+		p->batch = malloc(p->batch_max * sizeof(*p->batch));
+		if (!p->batch)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void pass_free(struct pass *p)
+{
+	free(p->plan);
+	free(p->scan);
+	free(p->batch);
+	free(p->verdicts);
+}
+
 int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 		      const struct mthpd_pass_opts *o, mthpd_range_sink sink, void *userdata,
 		      struct mthpd_pass_stats *stats)
 {
 	_cleanup_free_ struct mthpd_vma *vmas = NULL;
-	_cleanup_free_ struct mthpd_vma_verdict *verdicts = NULL;
-	_cleanup_free_ struct mthpd_range_plan *plan = NULL;
-	_cleanup_free_ struct mthpd_range_scan *scan = NULL;
-	_cleanup_free_ struct pending *batch = NULL;
-	size_t nbatch = 0, batch_max = o->batch ? o->batch : MTHPD_COLLAPSE_BATCH;
-	struct mthpd_pass_stats st = {0};
-	struct mthpd_scan_ctx sc;
-	struct mthpd_act act = {
+	struct pass p = {
 		.kif = kif,
-		.pidfd = t->pidfd,
-		.pagemap = &t->pagemap,
-		.kpageflags_fd = o->kpageflags_fd,
-		.subpmd_orders = o->features->subpmd_orders, /* 0 unless PATCHED */
-		.subpmd_flags = o->subpmd_flags,
-		.pmd_flags = o->features->subpmd == MTHPD_SUBPMD_PATCHED ? o->subpmd_flags : 0,
-		.budget = o->budget_bytes ? o->budget_bytes : UINT64_MAX,
+		.t = t,
+		.o = o,
+		.sink = sink,
+		.userdata = userdata,
+		.act = {
+			.kif = kif,
+			.pidfd = t->pidfd,
+			.pagemap = &t->pagemap,
+			.kpageflags_fd = o->kpageflags_fd,
+			.subpmd_orders = o->features->subpmd_orders, /* 0 unless PATCHED */
+			.subpmd_flags = o->subpmd_flags,
+			.pmd_flags = o->features->subpmd == MTHPD_SUBPMD_PATCHED ? o->subpmd_flags : 0,
+			.budget = o->budget_bytes ? o->budget_bytes : UINT64_MAX,
+		},
+		.below_pmd = o->knobs->orders & ((1U << MTHPD_PMD_ORDER) - 1),
 	};
-	bool below_pmd = o->knobs->orders & ((1U << MTHPD_PMD_ORDER) - 1);
-	uint64_t entries[MTHPD_PMD_NR], sig;
-	const struct mthpd_knobs *knobs;
-	struct mthpd_knobs strict;
-	bool waiting;
-	size_t nvmas = 0, nverdicts = 0;
+	size_t nvmas = 0;
 	int r = 0;
 
-	mthpd_scan_ctx_init(&sc, o->kpageflags_fd, false);
-	if (below_pmd)
-		sc.min_folio_run = 1U << (__builtin_ctz(o->knobs->orders) - 1);
+	mthpd_scan_ctx_init(&p.sc, o->kpageflags_fd, false);
+	if (p.below_pmd)
+		p.sc.min_folio_run = 1U << (__builtin_ctz(o->knobs->orders) - 1);
 	if (t->thp_disabled)
 		goto out;
-
-	plan = malloc(sizeof(*plan));
-	scan = malloc(sizeof(*scan));
-	if (!plan || !scan)
-		return -ENOMEM;
-	if (batch_max > MTHPD_COLLAPSE_BATCH)
-		batch_max = MTHPD_COLLAPSE_BATCH;
-	if (o->collapse && batch_max > 1 && kif->ops->collapse_batch) {
-		batch = malloc(batch_max * sizeof(*batch));
-		if (!batch)
-			return -ENOMEM;
+	r = pass_alloc(&p);
+	if (r < 0) {
+		pass_free(&p);
+		return r;
 	}
 
 	r = mthpd_vmas_read(kif, t->pid, o->features->procmap_query, &vmas, &nvmas);
 	if (r < 0)
 		goto out;
-	st.vmas = nvmas;
+	p.st.vmas = nvmas;
 	t->pagemap.use_scan = o->features->pagemap_scan;
-	verdicts = calloc(nvmas ? nvmas : 1, sizeof(*verdicts));
-	if (!verdicts) {
+	p.verdicts = calloc(nvmas ? nvmas : 1, sizeof(*p.verdicts));
+	if (!p.verdicts) {
 		r = -ENOMEM;
 		goto out;
 	}
-
 	for (size_t v = 0; v < nvmas; v++) {
-		uint64_t cursor = vmas[v].start, addr;
-		int known = verdict_lookup(t, &vmas[v]);
-		bool checked = known >= 0;
-
-		if (known >= 0)
-			verdicts[nverdicts++] = (struct mthpd_vma_verdict){vmas[v].start, vmas[v].end, known};
-		if (known > 0) {
-			st.vmas_refused++;
-			continue;
-		}
-		if (vmas[v].end <= o->start)
-			continue;
-		if (cursor < o->start)
-			cursor = o->start & ~(MTHPD_PMD_SIZE - 1);
-		mthpd_pagemap_reset(&t->pagemap);
-		for (;;) {
-			r = mthpd_pagemap_next_range(&t->pagemap, &cursor, vmas[v].end, &addr, entries);
-			if (r < 0)
-				goto out;
-			if (r == 0)
-				break;
-			if (!checked) {
-				/* Only VMAs with memory in them are asked about. */
-				r = vma_refused(kif, t, vmas, v, nvmas, &st.smaps_read);
-				if (r < 0)
-					goto out;
-				checked = true;
-				verdicts[nverdicts++] =
-					(struct mthpd_vma_verdict){vmas[v].start, vmas[v].end, r > 0};
-				if (r > 0) {
-					st.vmas_refused++;
-					break;
-				}
-			}
-			st.ranges++;
-			st.ranges_huge += t->pagemap.last_huge != MTHPD_HUGE_NO;
-			if (t->pagemap.last_huge != MTHPD_HUGE_NO) {
-				/* PAGEMAP_SCAN said PAGE_IS_HUGE: nothing was read */
-				mthpd_scan_pmd_mapped(addr, t->pagemap.last_huge == MTHPD_HUGE_ZERO, scan);
-			} else {
-				r = mthpd_scan_range(&sc, addr, entries, scan);
-				if (r < 0)
-					goto out;
-				if (scan->partial_pfn) {
-					st.partial_folios++;
-					st.partial_pages += mthpd_scan_partial_unmapped(scan);
-				}
-				if (scan->partial_pfn && o->collapse && o->split_partial) {
-					r = split_partial(&act, &sc, t, entries, scan, &st);
-					if (r < 0)
-						goto out;
-				}
-			}
-
-			knobs = o->knobs;
-			r = plan_range(&sc, entries, knobs, below_pmd, scan, plan);
-			if (r < 0)
-				goto out;
-			if (o->collapse && !o->no_refill_backoff && knobs->max_ptes_none &&
-			    mthpd_refill_known(&t->backoff, addr) &&
-			    plan_fills(scan, plan)) {
-				/*
-				 * Collapsed by mthpd before, emptied since (the allocator
-				 * gave pages back, or the kernel split the folio): filling
-				 * it again would undo what the application did, pass after
-				 * pass.  Only what is full again is collapsed.
-				 */
-				strict = *o->knobs;
-				strict.max_ptes_none = 0;
-				knobs = &strict;
-				r = plan_range(&sc, entries, knobs, below_pmd, scan, plan);
-				if (r < 0)
-					goto out;
-				plan_mark_refill(plan);
-				st.refill_backoff++;
-			}
-			sig = 0;
-			waiting = false;
-			if (o->collapse && o->now_usec && plan_has_collapse(plan)) {
-				sig = mthpd_range_sig(entries);
-				waiting = mthpd_backoff_waiting(&t->backoff, addr, sig, o->now_usec);
-			}
-			if (batch && !waiting && plan_is_whole_pmd(plan)) {
-				/* several ranges per process_madvise(): collapsed at the flush */
-				batch[nbatch].scan = *scan;
-				batch[nbatch].knobs = *knobs;
-				batch[nbatch].sig = sig;
-				batch[nbatch++].plan = *plan;
-				if (nbatch < batch_max)
-					continue;
-				r = flush(&act, o, batch, nbatch, t, sink, userdata, &st);
-				nbatch = 0;
-			} else {
-				if (nbatch) {
-					r = flush(&act, o, batch, nbatch, t, sink, userdata, &st);
-					nbatch = 0;
-					if (r == -EDQUOT)
-						st.resume = addr; /* this range was not looked at */
-					if (r < 0)
-						goto out;
-				}
-				if (waiting) {
-					plan_mark_backoff(plan); /* failed before, nothing changed */
-				} else if (o->collapse && plan_has_collapse(plan)) {
-					mthpd_act_range(&act, scan, knobs, plan);
-					if (plan->nr_collapsed)
-						(void)mthpd_refill_note(&t->backoff, addr);
-					if (o->now_usec)
-						mthpd_backoff_note(&t->backoff, addr, sig, plan_failed_lasting(plan),
-								   o->now_usec);
-				}
-				count_plan(plan, o->collapse, &st);
-				r = sink(userdata, t, scan, plan);
-			}
-			if (r == -EDQUOT)
-				st.resume = cursor;
-			if (r < 0)
-				goto out;
-			if (act.exited) {
-				r = -ESRCH;
-				goto out;
-			}
-		}
+		r = walk_vma(&p, vmas, v, nvmas);
+		if (r < 0)
+			goto out;
 	}
 	r = 0;
-	if (nbatch) {
-		r = flush(&act, o, batch, nbatch, t, sink, userdata, &st);
+	if (p.nbatch) {
+		r = flush(&p.act, o, p.batch, p.nbatch, t, sink, userdata, &p.st);
 		if (r == -EDQUOT)
-			st.resume = 0; /* spent, but on the last ranges: the visit is complete */
-		if (r == 0 && act.exited)
+			p.st.resume = 0; /* spent, but on the last ranges: the visit is complete */
+		if (r == 0 && p.act.exited)
 			r = -ESRCH;
 	}
 out:
-	if (verdicts && (r == 0 || r == -EDQUOT)) {
+	if (p.verdicts && (r == 0 || r == -EDQUOT)) {
 		/* the VMAs asked about and those known before: sorted, as vmas[] */
 		free(t->verdicts);
-		t->verdicts = TAKE_PTR(verdicts);
-		t->nr_verdicts = nverdicts;
+		t->verdicts = TAKE_PTR(p.verdicts);
+		t->nr_verdicts = p.nverdicts;
 	}
-	st.noops = act.nr_noop;
-	st.madvise_calls = act.nr_calls;
-	st.kpageflags_pfns = sc.nr_kpageflags_pfns;
-	st.pagemap_reads = t->pagemap.nr_range_reads;
-	st.scan_ioctls = t->pagemap.nr_scan_ioctls;
+	p.st.noops = p.act.nr_noop;
+	p.st.madvise_calls = p.act.nr_calls;
+	p.st.kpageflags_pfns = p.sc.nr_kpageflags_pfns;
+	p.st.pagemap_reads = t->pagemap.nr_range_reads;
+	p.st.scan_ioctls = t->pagemap.nr_scan_ioctls;
 	if (stats)
-		*stats = st;
+		*stats = p.st;
+	pass_free(&p);
 	return r;
 }

@@ -17,13 +17,8 @@
 #include "pagemap.h"
 #include "plan.h"
 #include "procfs.h"
+#include "vmas.h"
 #include "scan.h"
-
-/* What the kernel answered for a VMA: does MADV_COLLAPSE refuse it? */
-struct mthpd_vma_verdict {
-	uint64_t start, end;
-	bool refused;
-};
 
 struct mthpd_target {
 	pid_t pid;

@@ -223,3 +223,45 @@ int mthpd_vmas_query_probe(const struct mthpd_kif *kif, pid_t pid)
 		return 0;
 	return r;
 }
+
+int mthpd_vma_verdict_lookup(const struct mthpd_vma_verdict *verdicts, size_t n,
+			     const struct mthpd_vma *v)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (verdicts[mid].start < v->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < n && verdicts[lo].start == v->start && verdicts[lo].end == v->end)
+		return verdicts[lo].refused;
+	return -1;
+}
+
+int mthpd_vma_refused(struct mthpd_kif *kif, int pidfd, pid_t pid, struct mthpd_vma *v, size_t i,
+		      size_t n, bool *smaps_read)
+{
+	if (pidfd >= 0 && !*smaps_read) {
+		int64_t r = kif->ops->collapse(kif, pidfd, v[i].start, MTHPD_PAGE_SIZE, 0);
+
+		if (r >= 0)
+			return 0;
+		if (r == -EINVAL)
+			return 1;
+		if (r == -ESRCH)
+			return -ESRCH;
+		/* EPERM (no CAP_SYS_NICE), ENOSYS...: ask smaps instead */
+	}
+	if (!*smaps_read) {
+		int r = mthpd_vmas_read_nohugepage(kif, pid, v, n);
+
+		if (r < 0)
+			return r;
+		*smaps_read = true;
+	}
+	return v[i].nohugepage;
+}

@@ -60,6 +60,30 @@ int mthpd_vmas_read(const struct mthpd_kif *kif, pid_t pid, bool use_query,
 int mthpd_vmas_read_nohugepage(const struct mthpd_kif *kif, pid_t pid, struct mthpd_vma *v,
 			       size_t n);
 
+/* What the kernel answered for a VMA: does MADV_COLLAPSE refuse it? */
+struct mthpd_vma_verdict {
+	uint64_t start, end;
+	bool refused;
+};
+
+/* The verdict of @verdicts (sorted) for exactly this VMA: 1 refused, 0 not, -1 unknown. */
+int mthpd_vma_verdict_lookup(const struct mthpd_vma_verdict *verdicts, size_t n,
+			     const struct mthpd_vma *v);
+
+/*
+ * Would the kernel refuse MADV_COLLAPSE on VMA @i of @v (VM_NOHUGEPAGE:
+ * thp_vma_allowable_order() fails, EINVAL)?  The cheap question is the
+ * kernel's own: MADV_COLLAPSE of the VMA's first 4 KiB, which holds no whole
+ * PMD and so collapses nothing, answers 0, or EINVAL for a refused VMA
+ * (measured: 0.3-0.5 us, about 100 us once for the LRU drain it does).
+ * Without a pidfd (@pidfd < 0), or where the call is not allowed, smaps
+ * VmFlags "nh" tells, at the price of a walk of every page table of the
+ * process, once: *@smaps_read says it was read, for all @n VMAs.
+ * Returns 1 refused, 0 accepted, -ESRCH, -errno.
+ */
+int mthpd_vma_refused(struct mthpd_kif *kif, int pidfd, pid_t pid, struct mthpd_vma *v, size_t i,
+		      size_t n, bool *smaps_read);
+
 /* Probes PROCMAP_QUERY on @pid's maps.  Returns 1 supported, 0 not, -errno. */
 int mthpd_vmas_query_probe(const struct mthpd_kif *kif, pid_t pid);
 
