@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Why a matched process gets nothing collapsed now, decided in one place:
+ * settled (nothing new since a visit found nothing to do), resting (its
+ * pace= clock is ahead), a dry run, memory pressure, the pause after an
+ * allocation failure, its policy's budget for the pass, or a plan-only
+ * daemon.  Pure: the daemon gathers the inputs, this function orders them.
+ */
+#ifndef MTHPD_HOLD_H
+#define MTHPD_HOLD_H
+
+#include <stdbool.h>
+
+#include "result.h"
+
+enum mthpd_hold {
+	MTHPD_HOLD_NONE,         /* visit it, and collapse what the plan says */
+	MTHPD_HOLD_SETTLED,      /* no visit: quiet, its fault count unchanged */
+	MTHPD_HOLD_RESTING,      /* no visit: pace= rest; the pace timer brings it back */
+	MTHPD_HOLD_DRY_RUN,      /* visit and plan, collapse nothing: dry_run=yes */
+	MTHPD_HOLD_PRESSURE,     /* ... PSI above psi_threshold, the host's or its cgroup's */
+	MTHPD_HOLD_ALLOC_PAUSE,  /* ... alloc_sleep_millisecs after an allocation failure */
+	MTHPD_HOLD_OVER_BUDGET,  /* ... its policy's max_bytes_per_pass is spent */
+	MTHPD_HOLD_PLAN_ONLY,    /* ... a synthetic --proc-root: no live process behind it */
+};
+
+struct mthpd_hold_in {
+	bool settled;      /* quiet since a visit found nothing to do, and no new fault */
+	bool held_before;  /* its last visit was held (pressure, allocation pause, budget) */
+	bool resting;      /* pace=: its clock is ahead of its share */
+	bool dry_run;      /* dry_run=yes, the daemon's or its policy's */
+	bool pressure;     /* PSI some avg10 above psi_threshold, the host's or its cgroup's */
+	bool alloc_pause;  /* within alloc_sleep_millisecs of an allocation failure */
+	bool budget_spent; /* its policy's max_bytes_per_pass is spent in this pass */
+	bool plan_only;    /* the daemon reads a synthetic --proc-root */
+};
+
+/*
+ * Pure: the first reason that applies, in this order.  A process whose
+ * last visit was held back and whose hold is over is visited at once, not
+ * left settled for the quiet minute.  Then the rest of pace=; then the
+ * settings (dry run) before what passes (pressure, the allocation pause,
+ * the budget).
+ */
+enum mthpd_hold mthpd_hold_decide(const struct mthpd_hold_in *in);
+
+/* Pure: whether a visit happens (NONE and the reasons to collapse nothing do). */
+bool mthpd_hold_visits(enum mthpd_hold h);
+
+/* Pure: the result the held blocks are logged with (dry_run, held_pressure...). */
+enum mthpd_scan_result mthpd_hold_result(enum mthpd_hold h);
+
+/* Pure: "none", "settled", "resting", "dry_run", "pressure", "alloc_pause", ... */
+const char *mthpd_hold_name(enum mthpd_hold h);
+
+#endif
