@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Text an operator reads: names other users chose (a comm, a cgroup, a
+ * unit, a file name) made safe for a terminal and a log line, and sizes in
+ * one style for plan, the preview and status.
+ */
+#ifndef MTHPD_TEXT_H
+#define MTHPD_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The buffer that holds the escaped form of @len bytes whole, NUL included. */
+#define MTHPD_TEXT_ESCAPED_SIZE(len) (4 * (size_t)(len) + 1)
+
+/*
+ * Copies the @len bytes at @s into @buf (NUL-terminated) for a terminal:
+ * control characters (C0, DEL, the C1 range U+0080..U+009F), the Unicode
+ * bidirectional overrides and isolates, and bytes that are not valid UTF-8
+ * are written "\xHH", one per byte, as `mthpd status` always showed them;
+ * printable text, valid UTF-8 included, is kept as it is.  A backslash is
+ * kept too, so that a unit is shown as systemctl shows it
+ * ("foo\x20bar.service").  A @buf shorter than MTHPD_TEXT_ESCAPED_SIZE(@len)
+ * gets a prefix cut at a whole character or escape.  Returns the length
+ * written.
+ */
+size_t mthpd_text_escape_mem(const char *s, size_t len, char *buf, size_t size);
+
+/* The same for the NUL-terminated @s; returns @buf. */
+const char *mthpd_text_escape(const char *s, char *buf, size_t size);
+
+/* The same into a new allocation (the caller frees it); NULL: out of memory. */
+char *mthpd_text_escape_dup(const char *s);
+
+/*
+ * Decodes the @len bytes at @s, a word of the state file whose bytes below
+ * '!', DEL and the backslash are written "\xHH" (daemon/metrics.c), into
+ * @buf, NUL-terminated.  A word of "-" is the empty string.  Returns the
+ * length, -EINVAL for a malformed escape or an escaped NUL, -ENOBUFS when
+ * @size is too small.
+ */
+int mthpd_text_unhex(const char *s, size_t len, char *buf, size_t size);
+
+/*
+ * @bytes for a person, in three significant digits: "0 B", "1000 B",
+ * "512 KiB", "4.00 MiB", "12.5 MiB", "2.25 GiB".  Returns @buf.
+ */
+const char *mthpd_text_bytes(uint64_t bytes, char *buf, size_t size);
+
+#endif
