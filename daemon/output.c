@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "knobs.h"
 #include "output.h"
+#include "text.h"
 #include "util.h"
 
 #define CELL_PAGES 8
@@ -46,6 +48,17 @@ void mthpd_output_header(struct mthpd_output *o)
 		o->knobs->max_ptes_shared);
 }
 
+void mthpd_output_line(FILE *f, const char *fmt, ...)
+{
+	_cleanup_free_ char *line = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	line = mthpd_text_vformat(fmt, ap);
+	va_end(ap);
+	fprintf(f, "%s\n", line ? line : "(out of memory)");
+}
+
 /* A comm is up to 15 bytes the process chose: escape it for JSON. */
 void mthpd_output_json_string(FILE *f, const char *s)
 {
@@ -83,13 +96,14 @@ void mthpd_output_target_begin(struct mthpd_output *o, const struct mthpd_target
 		return;
 	}
 	if (t->thp_disabled) {
-		fprintf(o->f,
-			"pid %d '%s': THP disabled for this process (PR_SET_THP_DISABLE), skipped: the "
-			"kernel refuses MADV_COLLAPSE for all of its memory\n  hint: %s\n\n",
-			(int)t->pid, t->comm, mthpd_thp_disabled_hint(t->comm));
+		mthpd_output_line(o->f,
+				  "pid %d '%s': THP disabled for this process (PR_SET_THP_DISABLE), "
+				  "skipped: the kernel refuses MADV_COLLAPSE for all of its memory",
+				  (int)t->pid, t->comm);
+		fprintf(o->f, "  hint: %s\n\n", mthpd_thp_disabled_hint(t->comm));
 		return;
 	}
-	fprintf(o->f, "pid %d '%s'\n", (int)t->pid, t->comm);
+	mthpd_output_line(o->f, "pid %d '%s'", (int)t->pid, t->comm);
 	fprintf(o->f, "  %-16s %8s %5s %6s  %s\n", "RANGE", "OCCUPIED", "SWAP", "SHARED",
 		o->collapse ? "PLAN -> RESULT" : "PLAN");
 }

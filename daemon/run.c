@@ -34,6 +34,7 @@
 #include "sched.h"
 #include "state.h"
 #include "target.h"
+#include "text.h"
 #include "version.h"
 #include "watch.h"
 
@@ -382,7 +383,7 @@ static int read_comm(const struct daemon *d, pid_t pid, char *buf, size_t size)
 	r = mthpd_kif_read_proc(&d->kif, path, buf, size);
 	if (r < 0)
 		return r;
-	buf[strcspn(buf, "\n")] = '\0';
+	mthpd_text_chomp(buf);
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "target.h"
+#include "text.h"
 #include "util.h"
 #include "vmas.h"
 
@@ -124,7 +125,7 @@ int mthpd_target_open(struct mthpd_kif *kif, pid_t pid, bool need_pidfd,
 		r = mthpd_kif_read_proc(kif, path, t.comm, sizeof(t.comm));
 	if (r < 0)
 		goto fail;
-	t.comm[strcspn(t.comm, "\n")] = '\0';
+	mthpd_text_chomp(t.comm);
 
 	r = mthpd_target_read_status(kif, &t);
 	if (r < 0)

@@ -120,6 +120,28 @@ char *mthpd_text_escape_dup(const char *s)
 	return buf;
 }
 
+char *mthpd_text_vformat(const char *fmt, va_list ap)
+{
+	char *raw = NULL, *s;
+
+	if (vasprintf(&raw, fmt, ap) < 0)
+		return NULL;
+	s = mthpd_text_escape_dup(raw);
+	free(raw);
+	return s;
+}
+
+char *mthpd_text_format(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	s = mthpd_text_vformat(fmt, ap);
+	va_end(ap);
+	return s;
+}
+
 static int hexval(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -160,6 +182,14 @@ int mthpd_text_unhex(const char *s, size_t len, char *buf, size_t size)
 		return -ENOBUFS;
 	buf[n] = '\0';
 	return (int)n;
+}
+
+void mthpd_text_chomp(char *s)
+{
+	size_t n = strlen(s);
+
+	if (n && s[n - 1] == '\n')
+		s[n - 1] = '\0';
 }
 
 const char *mthpd_text_bytes(uint64_t bytes, char *buf, size_t size)

@@ -7,6 +7,7 @@
 #ifndef MTHPD_TEXT_H
 #define MTHPD_TEXT_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,14 @@ const char *mthpd_text_escape(const char *s, char *buf, size_t size);
 char *mthpd_text_escape_dup(const char *s);
 
 /*
+ * The text @fmt makes, whole (a path may be 4095 bytes: nothing is cut),
+ * escaped as above, in a new allocation (the caller frees it): for a log or
+ * error line that names something another user chose.  NULL: out of memory.
+ */
+char *mthpd_text_vformat(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+char *mthpd_text_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
  * Decodes the @len bytes at @s, a word of the state file whose bytes below
  * '!', DEL and the backslash are written "\xHH" (daemon/metrics.c), into
  * @buf, NUL-terminated.  A word of "-" is the empty string.  Returns the
@@ -40,6 +49,13 @@ char *mthpd_text_escape_dup(const char *s);
  * @size is too small.
  */
 int mthpd_text_unhex(const char *s, size_t len, char *buf, size_t size);
+
+/*
+ * Takes the one '\n' the kernel ends /proc/PID/comm with off @s: a comm
+ * may hold a newline of its own (prctl(PR_SET_NAME) takes any byte), and is
+ * kept whole, to be escaped where it is shown.
+ */
+void mthpd_text_chomp(char *s);
 
 /*
  * @bytes for a person, in three significant digits: "0 B", "1000 B",

@@ -136,11 +136,29 @@ static void test_bytes(void)
 	test_case = NULL;
 }
 
+/* /proc/PID/comm ends with the kernel's '\n'; a comm's own newline stays. */
+static void test_chomp(void)
+{
+	char a[] = "redis-server\n", b[] = "a\nb\n", c[] = "", d[] = "x";
+
+	test_case = "chomp";
+	mthpd_text_chomp(a);
+	mthpd_text_chomp(b);
+	mthpd_text_chomp(c);
+	mthpd_text_chomp(d);
+	TEST_ASSERT_STREQ(a, "redis-server");
+	TEST_ASSERT_STREQ(b, "a\nb");
+	TEST_ASSERT_STREQ(c, "");
+	TEST_ASSERT_STREQ(d, "x");
+	test_case = NULL;
+}
+
 int main(void)
 {
 	test_escape();
 	test_escape_sizes();
 	test_unhex();
 	test_bytes();
+	test_chomp();
 	return test_finish();
 }
