@@ -261,6 +261,9 @@ static void print_text(const struct mthpd_config *c, const struct entry *es, siz
 	int cur = -2;
 
 	printf("kernel: %s\n", mthpd_features_describe(features, feat, sizeof(feat)));
+	/* the daemon's memory of each range (refill and failure backoff) is its own */
+	puts("note: each process is planned as on the daemon's first visit: ranges a running "
+	     "daemon holds back (refill_backoff, backoff) are proposed here too");
 	for (size_t i = 0; i < n; i++) {
 		const struct entry *e = &es[i];
 		const char *who = e->proc->unit[0] ? e->proc->unit : e->proc->cgroup;
@@ -280,7 +283,6 @@ static void print_text(const struct mthpd_config *c, const struct entry *es, siz
 			if (cur < 0) {
 				printf("\nno policy: %zu process%s, never touched\n", procs,
 				       procs == 1 ? "" : "es");
-				continue;
 			} else {
 				const struct mthpd_policy *p = &c->policies[cur];
 				char os[64], name[MTHPD_TEXT_ESCAPED_SIZE(256)];
