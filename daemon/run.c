@@ -1591,7 +1591,7 @@ int run_daemon(const struct run_opts *o)
 		keep_files_fresh(&d);
 	}
 	(void)sd_notify(0, "STOPPING=1\nSTATUS=stopping");
-	log_notice("stopping after %lu passes", d.metrics.passes);
+	log_notice("stopping after %lu pass%s", d.metrics.passes, d.metrics.passes == 1 ? "" : "es");
 out:
 	if (d.kpf_fd >= 0)
 		(void)close(d.kpf_fd);
