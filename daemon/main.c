@@ -106,6 +106,7 @@ static void help(FILE *f)
 	      "     was collapsed\n"
 	      "  3  this system cannot run mthpd (no pagemap PFNs, no /proc/kpageflags);\n"
 	      "     for status: the daemon is not running, or its state file is stale\n"
+	      "     (2 for status: state_file= is empty, there is nothing to read)\n"
 	      "For run, 2 also: another mthpd runs on the configuration or state file, or\n"
 	      "the state file cannot be written.\n",
 	      f);
@@ -647,6 +648,11 @@ static int daemon_commands(int argc, char **argv)
 		status = check_paths(c);
 		if (status == EXIT_OK)
 			printf("\nconfiguration OK: %s\n", ro.config_dir);
+	} else if (!c->daemon.state_file[0]) {
+		/* nothing to read, whether a daemon runs or not */
+		fail("status has nothing to read: the state file is disabled in the configuration "
+		     "(state_file= is empty in %s/mthpd.conf)", ro.config_dir);
+		status = EXIT_USAGE;
 	} else {
 		status = state_show(c->daemon.state_file, stdout);
 	}

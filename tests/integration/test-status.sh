@@ -77,6 +77,16 @@ expect "no identity (older mthpd)" 3 "^mthpd is not running, or cannot be told a
 rm "$T/status"
 expect "no state file" 3 "^mthpd is not running (no state file"
 
+# state_file= empty: nothing to read, said as such (exit 2), not "no state file ''"
+mkdir -p "$T/nostate/policy.d"
+printf '[Daemon]\nstate_file=\nmetrics_file=\n' >"$T/nostate/mthpd.conf"
+"$MTHPD" status --config-dir "$T/nostate" >"$T/out" 2>&1
+rc=$?
+echo "== state_file= empty: exit $rc: $(cat "$T/out")"
+[ "$rc" = 2 ] || fail "state_file= empty: exit $rc, expected 2"
+grep -qx "mthpd: status has nothing to read: the state file is disabled in the configuration (state_file= is empty in $T/nostate/mthpd.conf)" "$T/out" ||
+	fail "state_file= empty: not said as such"
+
 # Files that cannot be written: a directory that is a regular file, one that does not exist.
 : >"$T/afile"
 # conf DIR STATE METRICS
