@@ -180,8 +180,22 @@ static void test_refill(void)
 	TEST_ASSERT(!mthpd_refill_known(&t, 0x7f0000000000ULL));
 }
 
+/* The hint for a service known to turn THP off names a way out. */
+static void test_thp_disabled_hint(void)
+{
+	const char *h = mthpd_thp_disabled_hint("mariadbd");
+
+	test_case = "mariadbd hint";
+	TEST_ASSERT(strstr(h, "large_pages=ON") != NULL);
+	TEST_ASSERT(strstr(h, "PR_THP_DISABLE_EXCEPT_ADVISED") != NULL);
+	TEST_ASSERT(strstr(mthpd_thp_disabled_hint("mysqld"), "large_pages=ON") != NULL);
+	TEST_ASSERT(strstr(mthpd_thp_disabled_hint("redis-server"), "disable-thp no") != NULL);
+	test_case = NULL;
+}
+
 int main(void)
 {
+	test_thp_disabled_hint();
 	test_refill();
 	test_stat_parse_faults();
 	test_stat_parse_start();
