@@ -291,12 +291,15 @@ void mthpd_output_target_end(struct mthpd_output *o, const struct mthpd_target *
 	if (st->vmas_refused)
 		fprintf(o->f, "  %lu VMA%s with memory refused by the kernel (MADV_NOHUGEPAGE), left alone\n",
 			st->vmas_refused, st->vmas_refused == 1 ? "" : "s");
-	if (st->partial_folios)
+	if (st->partial_folios) {
+		char b[32];
+
 		fprintf(o->f,
-			"  %lu 2M folio%s mapped in part: %" PRIu64 " KiB that nothing maps and no "
-			"RssAnon counts (the daemon's split_partial= gives it back)\n",
+			"  %lu 2M folio%s mapped in part: %s that nothing maps and no RssAnon "
+			"counts (the daemon's split_partial= gives it back)\n",
 			st->partial_folios, st->partial_folios == 1 ? "" : "s",
-			st->partial_pages * (uint64_t)(MTHPD_PAGE_SIZE / 1024));
+			mthpd_text_bytes(st->partial_pages * (uint64_t)MTHPD_PAGE_SIZE, b, sizeof(b)));
+	}
 	if (o->collapse) {
 		any = false;
 		fputs("  collapsed:", o->f);

@@ -67,6 +67,8 @@ sed 's/^/   /' "$TMP/c.txt"
 grep -q "^no policy: 1 process, never touched$" "$TMP/c.txt" || check_fail "text --cgroup: no 'no policy' line"
 grep -q "^  /mthpd-pvc-[0-9]* pid $W4 'workload': .*; no policy matches: never touched$" "$TMP/c.txt" ||
 	check_fail "text --cgroup: W4 (no policy) not listed"
+# sizes as status shows them: three significant digits, "0 B"
+grep -Eq "pid $W4 'workload': anon [0-9]\.[0-9]{2} MiB, huge 0 B;" "$TMP/c.txt" || check_fail "text: sizes not in status's style"
 # the preview does not know the daemon's backoff, and says so once
 [ "$(grep -c "^note: .*refill_backoff" "$TMP/c.txt")" = 1 ] || check_fail "text: no note that the daemon's backoff is not taken into account"
 
