@@ -51,6 +51,22 @@ ident $$
 state $$ "$COMM" "$START" "$BOOT" 0
 expect fresh 0 "^mthpd is running as pid $$ (version test; '$T/status' written [0-9.]* s ago)$"
 grep -qx "passes_total 7" "$T/out" || fail "fresh: the state file's lines are not shown"
+# the coverage lines: words as the daemon writes them (blanks, controls and
+# '\' as \xHH); a unit shown as systemctl shows it, a comm's ESC escaped
+# and its blank a blank, a policy file with a blank in its name
+# shellcheck disable=SC2016 # the backslashes are the file's
+cat >>"$T/status" <<'EOT'
+policy 50\x20a.conf processes=1 thp_disabled=0 vmas_refused=0 anon_bytes=4194304 huge_bytes=2097152 huge_percent=50.0 partial_bytes=0 collapsed_last_pass_bytes=0 collapsed_bytes_total=2097152
+unit 50\x20a.conf foo\x5cx20bar.service processes=1 anon_bytes=4194304 huge_bytes=2097152 huge_percent=50.0 collapsed_last_pass_bytes=0 collapsed_bytes_total=2097152 last_result=succeeded reason=-
+process 4242 \x1b[31mred\x20x 50\x20a.conf foo\x5cx20bar.service anon_bytes=4194304 huge_bytes=2097152 huge_percent=50.0 collapsed_last_pass_bytes=0 collapsed_bytes_total=2097152 last_result=succeeded reason=-
+EOT
+expect "fresh, with services" 0 "^mthpd is running as pid $$"
+sed -n '/^policy/,$p' "$T/out" | sed 's/^/   /'
+grep -q "^policy 50 a.conf: 1 process " "$T/out" || fail "status: the policy's name is not decoded"
+grep -qF '  foo\x20bar.service ' "$T/out" || fail 'status: the unit is not shown as systemctl shows it (foo\x20bar.service)'
+grep -qF '    4242     \x1b[31mred x   ' "$T/out" || fail "status: the comm is not shown escaped, with its blank"
+! grep -qF 'x5c' "$T/out" || fail 'status: a \x5c is shown'
+! LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]' "$T/out" || fail "status: a raw control byte"
 state $$ "$COMM" "$START" "$BOOT" 10
 expect stale 3 "^mthpd is stale: pid $$ (version test) last wrote '$T/status' 1[0-9]\.[0-9] s ago"
 
