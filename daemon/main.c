@@ -531,7 +531,7 @@ static int load_config_for(const char *dir, const char *sys_root, struct mthpd_c
 	struct mthpd_knobs defaults = {.max_ptes_none = 511, .max_ptes_swap = 64,
 				       .max_ptes_shared = 256}; /* the kernel's defaults */
 	const char *bad = NULL, *file = NULL;
-	char err[512];
+	char err[MTHPD_ERR_SIZE];
 	int r;
 
 	/* Policies take khugepaged's current values where they set none. */

@@ -178,7 +178,7 @@ static bool wanted(void *userdata, const char *cgroup, const char *unit)
 static int pick_policy(struct mthpd_config *c, const char *arg, const struct mthpd_knobs *defaults,
 		       int *ret)
 {
-	char err[512];
+	char err[MTHPD_ERR_SIZE];
 	const char *base = strrchr(arg, '/') ? strrchr(arg, '/') + 1 : arg;
 	size_t len = strlen(arg);
 	int r;
@@ -404,7 +404,7 @@ int preview_run(const struct preview_opts *o)
 	_cleanup_free_ struct mthpd_proc *procs = NULL;
 	_cleanup_free_ struct entry *es = NULL;
 	_cleanup_close_ int kpf_fd = -1;
-	char mount[4096], mountinfo[65536], err[512];
+	char mount[4096], mountinfo[65536], err[MTHPD_ERR_SIZE];
 	const char *bad = NULL, *file = NULL;
 	struct filter f = {.o = o, .only = -1};
 	size_t stored = 0, n = 0;

@@ -1178,7 +1178,7 @@ static void pass(struct daemon *d, bool check_quiet)
 
 static int load_config(struct daemon *d, struct mthpd_config **ret)
 {
-	char err[512];
+	char err[MTHPD_ERR_SIZE];
 	int r = mthpd_config_load(d->opts->config_dir, &d->sys_defaults, ret, err, sizeof(err));
 
 	if (r < 0)
@@ -1343,7 +1343,7 @@ static int claim_files(struct daemon *d)
 	const struct mthpd_daemon_conf *dc = &d->cfg->daemon;
 	struct mthpd_kif self = {.proc_fd = -1, .sys_fd = -1};
 	const char *bad = NULL;
-	char err[4200 + 200], dir[4096];
+	char err[MTHPD_ERR_SIZE], dir[4096];
 	int r;
 
 	r = state_lock_take(d->opts->config_dir, dc->state_file, &d->lock, err, sizeof(err));
