@@ -78,6 +78,19 @@ if [ "$COMM" != mthpd ]; then
 	expect "reused pid (comm)" 3 "^mthpd is not running (pid 1 is now '$COMM', not the mthpd that wrote"
 fi
 
+# a reused pid whose process named itself with ESC: the name escaped
+WORKLOAD=$O/tests/integration/workload
+if [ -x "$WORKLOAD" ]; then
+	"$WORKLOAD" --comm $'\e[31mevil' empty >/dev/null &
+	W=$!
+	sleep 0.3
+	ident "$W"
+	state "$W" mthpd "$((START + 1))" "$BOOT" 0
+	expect "reused pid, a comm with ESC" 3 "^mthpd is not running (pid $W is now '\\\\x1b\\[31mevil', not the mthpd"
+	kill "$W"
+	wait "$W" 2>/dev/null
+fi
+
 ident $$
 state $$ "$COMM" "$START" 00000000-0000-0000-0000-000000000000 0
 expect "another boot" 3 "^mthpd is not running ('$T/status' was written before the last boot)$"
