@@ -647,7 +647,7 @@ static int daemon_commands(int argc, char **argv)
 		print_config(c);
 		status = check_paths(c);
 		if (status == EXIT_OK)
-			printf("\nconfiguration OK: %s\n", ro.config_dir);
+			mthpd_output_line(stdout, "\nconfiguration OK: %s", ro.config_dir);
 	} else if (!c->daemon.state_file[0]) {
 		/* nothing to read, whether a daemon runs or not */
 		fail("status has nothing to read: the state file is disabled in the configuration "
