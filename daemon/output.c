@@ -59,19 +59,38 @@ void mthpd_output_line(FILE *f, const char *fmt, ...)
 	fprintf(f, "%s\n", line ? line : "(out of memory)");
 }
 
-/* A comm is up to 15 bytes the process chose: escape it for JSON. */
+/*
+ * A comm is up to 15 bytes the process chose: escape it for JSON.  Valid
+ * UTF-8 is kept (a C1 control or a bidi override as its \uXXXX); a byte
+ * that is not UTF-8 can only be given as the code point of the same value,
+ * \u00XX, as the control bytes are.
+ */
 void mthpd_output_json_string(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	size_t len = strlen(s);
 
-		if (c == '"' || c == '\\')
+	fputc('"', f);
+	for (size_t i = 0; i < len;) {
+		unsigned char c = (unsigned char)s[i];
+		uint32_t cp;
+		size_t k;
+
+		if (c == '"' || c == '\\') {
 			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
+			i++;
+		} else if (c >= 0x20 && c < 0x7f) {
 			fputc(c, f);
+			i++;
+		} else if (c >= 0x80 && (k = mthpd_text_utf8(s + i, len - i, &cp)) > 0) {
+			if (mthpd_text_hidden(cp))
+				fprintf(f, "\\u%04x", (unsigned int)cp);
+			else
+				fwrite(s + i, 1, k, f);
+			i += k;
+		} else {
+			fprintf(f, "\\u%04x", c);
+			i++;
+		}
 	}
 	fputc('"', f);
 }

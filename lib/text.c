@@ -13,8 +13,9 @@
  * its code point, or 0 when it is not one: overlong forms, surrogates and
  * code points above U+10FFFF are not (RFC 3629, section 4).
  */
-static size_t utf8_seq(const unsigned char *s, size_t len, uint32_t *ret_cp)
+size_t mthpd_text_utf8(const char *str, size_t len, uint32_t *ret_cp)
 {
+	const unsigned char *s = (const unsigned char *)str;
 	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
 	size_t n;
 	uint32_t cp;
@@ -55,7 +56,7 @@ static size_t utf8_seq(const unsigned char *s, size_t len, uint32_t *ret_cp)
  * reorder what is shown around them: C1 controls (a terminal may take
  * U+009B as CSI), and the bidirectional embeddings, overrides and isolates.
  */
-static bool cp_hidden(uint32_t cp)
+bool mthpd_text_hidden(uint32_t cp)
 {
 	return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
 	       (cp >= 0x2066 && cp <= 0x2069);
@@ -76,8 +77,8 @@ size_t mthpd_text_escape_mem(const char *s, size_t len, char *buf, size_t size)
 
 		if (u[i] >= 0x20 && u[i] < 0x7f) {
 			raw = true;
-		} else if (u[i] >= 0x80 && (k = utf8_seq(u + i, len - i, &cp)) > 0) {
-			raw = !cp_hidden(cp);
+		} else if (u[i] >= 0x80 && (k = mthpd_text_utf8(s + i, len - i, &cp)) > 0) {
+			raw = !mthpd_text_hidden(cp);
 		} else {
 			/* a control byte, or a byte that starts no valid sequence */
 			k = 1;

@@ -8,6 +8,7 @@
 #define MTHPD_TEXT_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,16 @@
  * written.
  */
 size_t mthpd_text_escape_mem(const char *s, size_t len, char *buf, size_t size);
+
+/*
+ * The length (2 to 4) of the valid UTF-8 sequence of a character above
+ * U+007F at @s (of @len bytes), its code point in @ret_cp; 0 when the bytes
+ * there are not one (overlong, a surrogate, above U+10FFFF, cut short).
+ */
+size_t mthpd_text_utf8(const char *s, size_t len, uint32_t *ret_cp);
+
+/* Whether the code point @cp is one that the escape above writes as bytes (C1, bidi). */
+bool mthpd_text_hidden(uint32_t cp);
 
 /* The same for the NUL-terminated @s; returns @buf. */
 const char *mthpd_text_escape(const char *s, char *buf, size_t size);
