@@ -19,7 +19,8 @@
  *
  * The khugepaged line is optional; missing knobs get the kernel defaults
  * (511, 64, 256).  comm= takes "double quotes" for names with spaces, and
- * \" and \\ inside them for a quote or a backslash.
+ * \" and \\ inside them for a quote or a backslash, \xHH for any other
+ * byte (not NUL).
  * vma and range lines belong to the process above them; a range starts at
  * a page address and describes consecutive pages, which must all lie in a
  * vma of that process declared above it and be described only once.
@@ -282,6 +283,18 @@ static size_t tokenize(const struct spec *s, char *line, char **tok, size_t max)
 					/* \" and \\ inside quotes: a quote or backslash in a comm */
 					if (*p == '\\' && (p[1] == '"' || p[1] == '\\'))
 						p++;
+					/* \xHH: any other byte (ESC, a newline), as prctl(PR_SET_NAME) takes */
+					if (*p == '\\' && p[1] == 'x' && isxdigit((unsigned char)p[2]) &&
+					    isxdigit((unsigned char)p[3])) {
+						char hex[3] = {p[2], p[3], '\0'};
+						long b = strtol(hex, NULL, 16);
+
+						if (b == 0)
+							spec_error(s, "\\x00 in a name");
+						*out++ = (char)b;
+						p += 4;
+						continue;
+					}
 					*out++ = *p++;
 				}
 				if (*p != '"')

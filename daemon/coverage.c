@@ -5,25 +5,12 @@
 #include <string.h>
 
 #include "coverage.h"
+#include "text.h"
+#include "util.h"
 
 const char *coverage_bytes(uint64_t bytes, char *buf, size_t size)
 {
-	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
-	double v = (double)bytes;
-	unsigned int u = 0;
-
-	if (bytes < 1024) {
-		(void)snprintf(buf, size, "%" PRIu64 " B", bytes);
-		return buf;
-	}
-	v /= 1024;
-	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		v /= 1024;
-		u++;
-	}
-	/* three significant digits at most: 512 KiB, 4.0 MiB, 2.25 GiB */
-	(void)snprintf(buf, size, v >= 100 ? "%.0f %s" : v >= 10 ? "%.1f %s" : "%.2f %s", v, units[u]);
-	return buf;
+	return mthpd_text_bytes(bytes, buf, size);
 }
 
 #define MAX_WORDS 32
@@ -93,6 +80,23 @@ static void coverage_columns(const struct words *l, FILE *out)
 		coverage_bytes(number(l, "collapsed_bytes_total"), t, sizeof(t)), res, why);
 }
 
+/*
+ * Word @i of @l (a policy, a unit, a comm) as an operator reads it: the
+ * state file's \xHH decoded (a unit is then shown as systemctl shows it,
+ * "foo\x20bar.service"), and escaped for a terminal (lib/text.h).
+ */
+#define SHOWN_SIZE MTHPD_TEXT_ESCAPED_SIZE(1024)
+static const char *shown(const struct words *l, unsigned int i, char buf[SHOWN_SIZE])
+{
+	char raw[1024];
+
+	if (mthpd_text_unhex(l->w[i], (size_t)l->len[i], raw, sizeof(raw)) < 0)
+		(void)mthpd_text_escape_mem(l->w[i], (size_t)l->len[i], buf, SHOWN_SIZE);
+	else
+		(void)mthpd_text_escape(raw, buf, SHOWN_SIZE);
+	return buf;
+}
+
 static const char *next_line(const char *p)
 {
 	p = strchr(p, '\n');
@@ -107,14 +111,14 @@ static bool starts(const char *p, const char *word)
 /* The block of one policy: its totals in a sentence, then its units and their processes. */
 static void show_policy(const char *body, const struct words *pl, FILE *out)
 {
-	char a[16], h[16], p[16], t[16], pct[16];
+	char a[16], h[16], p[16], t[16], pct[16], name[SHOWN_SIZE], w[SHOWN_SIZE];
 	int width = 24;
 
 	value(pl, "huge_percent", pct, sizeof(pct));
 	fprintf(out,
-		"\npolicy %.*s: %" PRIu64 " process%s (%" PRIu64 " with THP disabled, %" PRIu64
+		"\npolicy %s: %" PRIu64 " process%s (%" PRIu64 " with THP disabled, %" PRIu64
 		" VMAs refused); anon %s, huge %s (%s%%); collapsed %s in the last pass, %s in total\n",
-		pl->len[1], pl->w[1], number(pl, "processes"), number(pl, "processes") == 1 ? "" : "es",
+		shown(pl, 1, name), number(pl, "processes"), number(pl, "processes") == 1 ? "" : "es",
 		number(pl, "thp_disabled"), number(pl, "vmas_refused"),
 		coverage_bytes(number(pl, "anon_bytes"), a, sizeof(a)),
 		coverage_bytes(number(pl, "huge_bytes"), h, sizeof(h)), pct,
@@ -131,8 +135,9 @@ static void show_policy(const char *body, const struct words *pl, FILE *out)
 		if (!starts(q, "unit "))
 			continue;
 		split(q, &ul);
-		if (ul.n >= 3 && word_is(&ul, 1, pl->w[1], pl->len[1]) && ul.len[2] > width)
-			width = ul.len[2];
+		if (ul.n >= 3 && word_is(&ul, 1, pl->w[1], pl->len[1]) &&
+		    (int)strlen(shown(&ul, 2, w)) > width)
+			width = (int)strlen(w);
 	}
 	if (width > 60)
 		width = 60;
@@ -151,7 +156,7 @@ static void show_policy(const char *body, const struct words *pl, FILE *out)
 				"ANON", "HUGE", "%", "LAST PASS", "TOTAL", "LAST RESULT", "WHY NOT");
 			header = true;
 		}
-		fprintf(out, "  %-*.*s %6" PRIu64, width, ul.len[2], ul.w[2], number(&ul, "processes"));
+		fprintf(out, "  %-*s %6" PRIu64, width, shown(&ul, 2, w), number(&ul, "processes"));
 		coverage_columns(&ul, out);
 		for (const char *r = body; r; r = next_line(r)) {
 			struct words prl;
@@ -163,8 +168,8 @@ static void show_policy(const char *body, const struct words *pl, FILE *out)
 			    !word_is(&prl, 4, ul.w[2], ul.len[2]))
 				continue;
 			/* the process's pid and comm under its unit, the columns as the unit's */
-			fprintf(out, "    %-8.*s %-*.*s", prl.len[1], prl.w[1], width - 4,
-				prl.len[2], prl.w[2]);
+			fprintf(out, "    %-8.*s %-*s", prl.len[1], prl.w[1], width - 4,
+				shown(&prl, 2, w));
 			coverage_columns(&prl, out);
 		}
 	}
@@ -172,15 +177,19 @@ static void show_policy(const char *body, const struct words *pl, FILE *out)
 
 void coverage_show(const char *body, FILE *out)
 {
-	/* first what is not coverage, as it is */
+	/* first what is not coverage, as it is (its control bytes escaped) */
 	for (const char *q = body; q; q = next_line(q)) {
 		size_t n = strcspn(q, "\n");
+		_cleanup_free_ char *line = NULL;
 
 		if (!*q)
 			break;
 		if (starts(q, "policy ") || starts(q, "unit ") || starts(q, "process "))
 			continue;
-		fprintf(out, "%.*s\n", (int)n, q);
+		line = malloc(MTHPD_TEXT_ESCAPED_SIZE(n));
+		if (line)
+			(void)mthpd_text_escape_mem(q, n, line, MTHPD_TEXT_ESCAPED_SIZE(n));
+		fprintf(out, "%s\n", line ? line : "(out of memory)");
 	}
 	for (const char *q = body; q; q = next_line(q)) {
 		struct words pl;

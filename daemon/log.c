@@ -11,6 +11,8 @@
 #include "knobs.h"
 #include "log.h"
 #include "result.h"
+#include "text.h"
+#include "util.h"
 
 static int max_level = LOG_LVL_INFO;
 static bool journal;
@@ -32,13 +34,24 @@ bool log_to_journal(void)
 	return journal;
 }
 
+/*
+ * Every line is made whole (a path may be 4095 bytes) and what another user
+ * chose in it (a comm, a cgroup, a file name) escaped (lib/text.h), for a
+ * terminal and for journalctl, which shows a MESSAGE= holding a control byte
+ * as "[blob data]".  The MTHPD_* fields keep the bytes as they are, exact for
+ * matching (journalctl MTHPD_COMM=...); journalctl shows such a field as
+ * blob data unless --all is given.
+ */
+#define OOM_LINE "(out of memory for a log line)"
+
 _printf_(2, 0) static void vlog(int level, const char *fmt, va_list ap)
 {
+	_cleanup_free_ char *line = NULL;
+
 	if (level > max_level)
 		return;
-	fprintf(stderr, "<%d>", level);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	line = mthpd_text_vformat(fmt, ap);
+	fprintf(stderr, "<%d>%s\n", level, line ? line : OOM_LINE);
 }
 
 void log_msg(int level, const char *fmt, ...)
@@ -65,6 +78,7 @@ int log_errno(int level, int r, const char *fmt, ...)
 
 void log_decision(const struct log_decision *d)
 {
+	_cleanup_free_ char *msg = NULL;
 	const char *size = mthpd_order_name(d->order);
 	int level = LOG_LVL_DEBUG;
 
@@ -75,10 +89,11 @@ void log_decision(const struct log_decision *d)
 	}
 	if (level > max_level)
 		return;
-	(void)sd_journal_send("MESSAGE=pid %d '%s' %s: %s at 0x%" PRIx64 ": %s", (int)d->pid,
-			      d->comm, d->unit[0] ? d->unit : d->cgroup, size, d->addr, d->result,
-			      "PRIORITY=%d", level, "MTHPD_PID=%d", (int)d->pid, "MTHPD_COMM=%s",
-			      d->comm, "MTHPD_CGROUP=%s", d->cgroup, "MTHPD_UNIT=%s", d->unit,
+	msg = mthpd_text_format("pid %d '%s' %s: %s at 0x%" PRIx64 ": %s", (int)d->pid, d->comm,
+		     d->unit[0] ? d->unit : d->cgroup, size, d->addr, d->result);
+	(void)sd_journal_send("MESSAGE=%s", msg ? msg : OOM_LINE, "PRIORITY=%d", level,
+			      "MTHPD_PID=%d", (int)d->pid, "MTHPD_COMM=%s", d->comm, "MTHPD_CGROUP=%s",
+			      d->cgroup, "MTHPD_UNIT=%s", d->unit,
 			      "MTHPD_POLICY=%s", d->policy, "MTHPD_ADDR=0x%" PRIx64, d->addr,
 			      "MTHPD_ORDER=%u", d->order, "MTHPD_SIZE=%s", size, "MTHPD_RESULT=%s",
 			      d->result, NULL);
@@ -86,6 +101,7 @@ void log_decision(const struct log_decision *d)
 
 void log_visit(const struct log_visit *v)
 {
+	_cleanup_free_ char *msg = NULL;
 	int level = strcmp(v->result, "succeeded") == 0 ? LOG_LVL_INFO : LOG_LVL_NOTICE;
 	char sizes[160] = "", human[200] = "";
 	size_t n = 0, h = 0;
@@ -119,8 +135,9 @@ void log_visit(const struct log_visit *v)
 			v->unit[0] ? v->unit : v->cgroup, text, human, v->policy);
 		return;
 	}
-	(void)sd_journal_send("MESSAGE=pid %d '%s' %s: %s: %s", (int)v->pid, v->comm,
-			      v->unit[0] ? v->unit : v->cgroup, text, human, "PRIORITY=%d", level,
+	msg = mthpd_text_format("pid %d '%s' %s: %s: %s", (int)v->pid, v->comm,
+		     v->unit[0] ? v->unit : v->cgroup, text, human);
+	(void)sd_journal_send("MESSAGE=%s", msg ? msg : OOM_LINE, "PRIORITY=%d", level,
 			      "MTHPD_PID=%d", (int)v->pid, "MTHPD_COMM=%s", v->comm, "MTHPD_CGROUP=%s",
 			      v->cgroup, "MTHPD_UNIT=%s", v->unit, "MTHPD_POLICY=%s", v->policy,
 			      "MTHPD_RESULT=%s", v->result, "MTHPD_BLOCKS=%lu", blocks,
@@ -129,6 +146,7 @@ void log_visit(const struct log_visit *v)
 
 void log_split(const struct log_split *s)
 {
+	_cleanup_free_ char *msg = NULL;
 	const char *who = s->unit[0] ? s->unit : s->cgroup, *plural = s->folios == 1 ? "" : "s";
 	bool done = strcmp(s->result, "split_partial") == 0;
 	int r = mthpd_result_from_name(s->result);
@@ -159,9 +177,10 @@ void log_split(const struct log_split *s)
 			s->policy);
 		return;
 	}
-	(void)sd_journal_send("MESSAGE=pid %d '%s' %s: %s", (int)s->pid, s->comm, who, text,
-			      "PRIORITY=%d", level, "MTHPD_PID=%d", (int)s->pid, "MTHPD_COMM=%s",
-			      s->comm, "MTHPD_CGROUP=%s", s->cgroup, "MTHPD_UNIT=%s", s->unit,
+	msg = mthpd_text_format("pid %d '%s' %s: %s", (int)s->pid, s->comm, who, text);
+	(void)sd_journal_send("MESSAGE=%s", msg ? msg : OOM_LINE, "PRIORITY=%d", level,
+			      "MTHPD_PID=%d", (int)s->pid, "MTHPD_COMM=%s", s->comm, "MTHPD_CGROUP=%s",
+			      s->cgroup, "MTHPD_UNIT=%s", s->unit,
 			      "MTHPD_POLICY=%s", s->policy, "MTHPD_ACTION=split",
 			      "MTHPD_RESULT=%s", s->result, "MTHPD_FOLIOS=%lu", s->folios,
 			      "MTHPD_BYTES=%" PRIu64, s->bytes, NULL);
@@ -169,6 +188,7 @@ void log_split(const struct log_split *s)
 
 void log_process(const struct log_process *p)
 {
+	_cleanup_free_ char *msg = NULL;
 	const char *who = p->unit[0] ? p->unit : p->cgroup;
 
 	if (LOG_LVL_NOTICE > max_level)
@@ -178,8 +198,9 @@ void log_process(const struct log_process *p)
 			p->text, p->policy);
 		return;
 	}
-	(void)sd_journal_send("MESSAGE=pid %d '%s' %s: %s", (int)p->pid, p->comm, who, p->text,
-			      "PRIORITY=%d", LOG_LVL_NOTICE, "MTHPD_PID=%d", (int)p->pid,
+	msg = mthpd_text_format("pid %d '%s' %s: %s", (int)p->pid, p->comm, who, p->text);
+	(void)sd_journal_send("MESSAGE=%s", msg ? msg : OOM_LINE, "PRIORITY=%d", LOG_LVL_NOTICE,
+			      "MTHPD_PID=%d", (int)p->pid,
 			      "MTHPD_COMM=%s", p->comm, "MTHPD_CGROUP=%s", p->cgroup, "MTHPD_UNIT=%s",
 			      p->unit, "MTHPD_POLICY=%s", p->policy, "MTHPD_RESULT=%s", p->result,
 			      NULL);

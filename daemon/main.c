@@ -27,6 +27,7 @@
 #include "result.h"
 #include "state.h"
 #include "target.h"
+#include "text.h"
 #include "util.h"
 #include "preview.h"
 #include "version.h"
@@ -52,15 +53,16 @@ struct cli {
 	struct preview_opts preview; /* plan --config-dir: a configuration on the live processes */
 };
 
+/* "mthpd: " and the line, whole and escaped (lib/text.h): it may name a process or a file. */
 _printf_(1, 2) static void fail(const char *fmt, ...)
 {
+	_cleanup_free_ char *line = NULL;
 	va_list ap;
 
-	fputs("mthpd: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	line = mthpd_text_vformat(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "mthpd: %s\n", line ? line : "out of memory");
 }
 
 static void help(FILE *f)
@@ -104,6 +106,7 @@ static void help(FILE *f)
 	      "     was collapsed\n"
 	      "  3  this system cannot run mthpd (no pagemap PFNs, no /proc/kpageflags);\n"
 	      "     for status: the daemon is not running, or its state file is stale\n"
+	      "     (2 for status: state_file= is empty, there is nothing to read)\n"
 	      "For run, 2 also: another mthpd runs on the configuration or state file, or\n"
 	      "the state file cannot be written.\n",
 	      f);
@@ -496,12 +499,16 @@ static void print_config(const struct mthpd_config *c)
 {
 	const struct mthpd_daemon_conf *d = &c->daemon;
 
-	printf("# %s/mthpd.conf\n[Daemon]\nscan_sleep_millisecs=%u\nalloc_sleep_millisecs=%u\n"
+	/* the paths and globs escaped (lib/text.h): a file name can hold any byte */
+	mthpd_output_line(stdout, "# %s/mthpd.conf", c->dir);
+	printf("[Daemon]\nscan_sleep_millisecs=%u\nalloc_sleep_millisecs=%u\n"
 	       "pages_to_scan=%" PRIu64 "\npsi_threshold=%u.%02u\nmax_pids_per_pass=%u\n"
-	       "dry_run=%s\nmetrics_file=%s\nstate_file=%s\n",
-	       c->dir, d->scan_sleep_millisecs, d->alloc_sleep_millisecs, d->pages_to_scan,
+	       "dry_run=%s\n",
+	       d->scan_sleep_millisecs, d->alloc_sleep_millisecs, d->pages_to_scan,
 	       d->psi_threshold / 100, d->psi_threshold % 100, d->max_pids_per_pass,
-	       d->dry_run ? "yes" : "no", d->metrics_file, d->state_file);
+	       d->dry_run ? "yes" : "no");
+	mthpd_output_line(stdout, "metrics_file=%s", d->metrics_file);
+	mthpd_output_line(stdout, "state_file=%s", d->state_file);
 	/* mthpd.service: ProtectSystem=strict, and /run/mthpd is its RuntimeDirectory= */
 	if ((*d->metrics_file && strncmp(d->metrics_file, "/run/mthpd/", 11) != 0) ||
 	    (*d->state_file && strncmp(d->state_file, "/run/mthpd/", 11) != 0))
@@ -510,13 +517,14 @@ static void print_config(const struct mthpd_config *c)
 	for (size_t i = 0; i < c->nr_policies; i++) {
 		const struct mthpd_policy *p = &c->policies[i];
 
-		printf("\n# %s (precedence %zu)\n[Match]\n", p->path, i + 1);
+		mthpd_output_line(stdout, "\n# %s (precedence %zu)", p->path, i + 1);
+		printf("[Match]\n");
 		if (p->match_cgroup)
-			printf("cgroup=%s\n", p->match_cgroup);
+			mthpd_output_line(stdout, "cgroup=%s", p->match_cgroup);
 		if (p->match_unit)
-			printf("unit=%s\n", p->match_unit);
+			mthpd_output_line(stdout, "unit=%s", p->match_unit);
 		if (p->match_comm)
-			printf("comm=%s\n", p->match_comm);
+			mthpd_output_line(stdout, "comm=%s", p->match_comm);
 		char sizes[64];
 
 		printf("[Policy]\nenabled=%s\ndry_run=%s\nsizes=%s\n", p->enabled ? "yes" : "no",
@@ -543,7 +551,7 @@ static int load_config_for(const char *dir, const char *sys_root, struct mthpd_c
 	struct mthpd_knobs defaults = {.max_ptes_none = 511, .max_ptes_swap = 64,
 				       .max_ptes_shared = 256}; /* the kernel's defaults */
 	const char *bad = NULL, *file = NULL;
-	char err[512];
+	char err[MTHPD_ERR_SIZE];
 	int r;
 
 	/* Policies take khugepaged's current values where they set none. */
@@ -587,16 +595,15 @@ static int check_paths(const struct mthpd_config *c)
 			continue;
 		r = state_probe_writable(files[i].path, dir, sizeof(dir));
 		if (r == -ENOENT && access(dir, F_OK) < 0)
-			fprintf(stderr, "mthpd: note: %s=%s: directory '%s' does not exist (yet?): "
-				"the daemon writes nothing there until it does\n",
-				files[i].key, files[i].path, dir);
+			fail("note: %s=%s: directory '%s' does not exist (yet?): the daemon writes "
+			     "nothing there until it does", files[i].key, files[i].path, dir);
 		else if (r < 0 && files[i].required) {
 			fail("%s=%s: cannot write files in '%s': %s", files[i].key, files[i].path, dir,
 			     strerror(-r));
 			status = EXIT_USAGE;
 		} else if (r < 0)
-			fprintf(stderr, "mthpd: warning: %s=%s: cannot write files in '%s': %s\n",
-				files[i].key, files[i].path, dir, strerror(-r));
+			fail("warning: %s=%s: cannot write files in '%s': %s", files[i].key,
+			     files[i].path, dir, strerror(-r));
 	}
 	return status;
 }
@@ -660,7 +667,12 @@ static int daemon_commands(int argc, char **argv)
 		print_config(c);
 		status = check_paths(c);
 		if (status == EXIT_OK)
-			printf("\nconfiguration OK: %s\n", ro.config_dir);
+			mthpd_output_line(stdout, "\nconfiguration OK: %s", ro.config_dir);
+	} else if (!c->daemon.state_file[0]) {
+		/* nothing to read, whether a daemon runs or not */
+		fail("status has nothing to read: the state file is disabled in the configuration "
+		     "(state_file= is empty in %s/mthpd.conf)", ro.config_dir);
+		status = EXIT_USAGE;
 	} else {
 		status = state_show(c->daemon.state_file, stdout);
 	}

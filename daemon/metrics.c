@@ -534,8 +534,10 @@ static void state_body(FILE *f, const struct metrics *m)
 		const struct metrics_procs *p = &m->procs[i];
 		char who[300];
 
-		fprintf(f, "policy %s processes=%lu thp_disabled=%lu vmas_refused=%lu", m->names[i],
-			p->processes, p->thp_disabled, p->vmas_refused);
+		fputs("policy ", f);
+		put_word(f, m->names[i]); /* as on the unit and process lines */
+		fprintf(f, " processes=%lu thp_disabled=%lu vmas_refused=%lu", p->processes,
+			p->thp_disabled, p->vmas_refused);
 		state_coverage(f, p->anon, p->huge, p->partial, p->collapsed_pass,
 			       collapsed_bytes(&m->per_policy[i]));
 		fputc('\n', f);

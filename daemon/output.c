@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "knobs.h"
 #include "output.h"
+#include "text.h"
 #include "util.h"
 
 #define CELL_PAGES 8
@@ -46,19 +48,49 @@ void mthpd_output_header(struct mthpd_output *o)
 		o->knobs->max_ptes_shared);
 }
 
-/* A comm is up to 15 bytes the process chose: escape it for JSON. */
+void mthpd_output_line(FILE *f, const char *fmt, ...)
+{
+	_cleanup_free_ char *line = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	line = mthpd_text_vformat(fmt, ap);
+	va_end(ap);
+	fprintf(f, "%s\n", line ? line : "(out of memory)");
+}
+
+/*
+ * A comm is up to 15 bytes the process chose: escape it for JSON.  Valid
+ * UTF-8 is kept (a C1 control or a bidi override as its \uXXXX); a byte
+ * that is not UTF-8 can only be given as the code point of the same value,
+ * \u00XX, as the control bytes are.
+ */
 void mthpd_output_json_string(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	size_t len = strlen(s);
 
-		if (c == '"' || c == '\\')
+	fputc('"', f);
+	for (size_t i = 0; i < len;) {
+		unsigned char c = (unsigned char)s[i];
+		uint32_t cp;
+		size_t k;
+
+		if (c == '"' || c == '\\') {
 			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
+			i++;
+		} else if (c >= 0x20 && c < 0x7f) {
 			fputc(c, f);
+			i++;
+		} else if (c >= 0x80 && (k = mthpd_text_utf8(s + i, len - i, &cp)) > 0) {
+			if (mthpd_text_hidden(cp))
+				fprintf(f, "\\u%04x", (unsigned int)cp);
+			else
+				fwrite(s + i, 1, k, f);
+			i += k;
+		} else {
+			fprintf(f, "\\u%04x", c);
+			i++;
+		}
 	}
 	fputc('"', f);
 }
@@ -83,13 +115,14 @@ void mthpd_output_target_begin(struct mthpd_output *o, const struct mthpd_target
 		return;
 	}
 	if (t->thp_disabled) {
-		fprintf(o->f,
-			"pid %d '%s': THP disabled for this process (PR_SET_THP_DISABLE), skipped: the "
-			"kernel refuses MADV_COLLAPSE for all of its memory\n  hint: %s\n\n",
-			(int)t->pid, t->comm, mthpd_thp_disabled_hint(t->comm));
+		mthpd_output_line(o->f,
+				  "pid %d '%s': THP disabled for this process (PR_SET_THP_DISABLE), "
+				  "skipped: the kernel refuses MADV_COLLAPSE for all of its memory",
+				  (int)t->pid, t->comm);
+		fprintf(o->f, "  hint: %s\n\n", mthpd_thp_disabled_hint(t->comm));
 		return;
 	}
-	fprintf(o->f, "pid %d '%s'\n", (int)t->pid, t->comm);
+	mthpd_output_line(o->f, "pid %d '%s'", (int)t->pid, t->comm);
 	fprintf(o->f, "  %-16s %8s %5s %6s  %s\n", "RANGE", "OCCUPIED", "SWAP", "SHARED",
 		o->collapse ? "PLAN -> RESULT" : "PLAN");
 }
@@ -277,12 +310,15 @@ void mthpd_output_target_end(struct mthpd_output *o, const struct mthpd_target *
 	if (st->vmas_refused)
 		fprintf(o->f, "  %lu VMA%s with memory refused by the kernel (MADV_NOHUGEPAGE), left alone\n",
 			st->vmas_refused, st->vmas_refused == 1 ? "" : "s");
-	if (st->partial_folios)
+	if (st->partial_folios) {
+		char b[32];
+
 		fprintf(o->f,
-			"  %lu 2M folio%s mapped in part: %" PRIu64 " KiB that nothing maps and no "
-			"RssAnon counts (the daemon's split_partial= gives it back)\n",
+			"  %lu 2M folio%s mapped in part: %s that nothing maps and no RssAnon "
+			"counts (the daemon's split_partial= gives it back)\n",
 			st->partial_folios, st->partial_folios == 1 ? "" : "s",
-			st->partial_pages * (uint64_t)(MTHPD_PAGE_SIZE / 1024));
+			mthpd_text_bytes(st->partial_pages * (uint64_t)MTHPD_PAGE_SIZE, b, sizeof(b)));
+	}
 	if (o->collapse) {
 		any = false;
 		fputs("  collapsed:", o->f);

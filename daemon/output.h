@@ -39,6 +39,13 @@ void mthpd_output_target_end(struct mthpd_output *o, const struct mthpd_target *
 			     const struct mthpd_pass_stats *st);
 void mthpd_output_footer(struct mthpd_output *o);
 
+/*
+ * The line @fmt makes, then '\n', on @f, with its control characters
+ * escaped (lib/text.h): for a line that names something another user chose
+ * (a comm, a cgroup, a file name).  Nothing is cut.
+ */
+void mthpd_output_line(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* @s as a JSON string, escaped: comm and paths are chosen by others. */
 void mthpd_output_json_string(FILE *f, const char *s);
 

@@ -21,6 +21,7 @@
 #include "output.h"
 #include "preview.h"
 #include "target.h"
+#include "text.h"
 #include "util.h"
 
 /* The most processes one preview looks at. */
@@ -94,18 +95,6 @@ static uint64_t rollup_kb(const char *text, const char *key)
 	return v;
 }
 
-/* "2.3 GiB", "12.0 MiB", "512 KiB": bytes for a person. */
-static const char *human(uint64_t bytes, char *buf, size_t size)
-{
-	if (bytes >= (1ULL << 30))
-		(void)snprintf(buf, size, "%.1f GiB", (double)bytes / (double)(1ULL << 30));
-	else if (bytes >= (1ULL << 20))
-		(void)snprintf(buf, size, "%.1f MiB", (double)bytes / (double)(1ULL << 20));
-	else
-		(void)snprintf(buf, size, "%" PRIu64 " KiB", bytes >> 10);
-	return buf;
-}
-
 static uint64_t total_collapse(const struct entry *e)
 {
 	uint64_t sum = 0;
@@ -127,7 +116,7 @@ static const char *sizes_line(const uint64_t bytes[MTHPD_PMD_ORDER + 1], char *b
 		if (!bytes[o])
 			continue;
 		n += (size_t)snprintf(buf + n, size - n, "%s%s %s", n ? ", " : "", mthpd_order_name(o),
-				      human(bytes[o], h, sizeof(h)));
+				      mthpd_text_bytes(bytes[o], h, sizeof(h)));
 	}
 	if (!buf[0])
 		(void)snprintf(buf, size, "nothing");
@@ -189,7 +178,7 @@ static bool wanted(void *userdata, const char *cgroup, const char *unit)
 static int pick_policy(struct mthpd_config *c, const char *arg, const struct mthpd_knobs *defaults,
 		       int *ret)
 {
-	char err[512];
+	char err[MTHPD_ERR_SIZE];
 	const char *base = strrchr(arg, '/') ? strrchr(arg, '/') + 1 : arg;
 	size_t len = strlen(arg);
 	int r;
@@ -197,7 +186,7 @@ static int pick_policy(struct mthpd_config *c, const char *arg, const struct mth
 	if (strchr(arg, '/') || access(arg, F_OK) == 0) {
 		r = mthpd_config_add_policy(c, arg, defaults, err, sizeof(err));
 		if (r < 0) {
-			fprintf(stderr, "mthpd: %s\n", err[0] ? err : strerror(-r));
+			mthpd_output_line(stderr, "mthpd: %s", err[0] ? err : strerror(-r));
 			return EXIT_USAGE;
 		}
 	}
@@ -211,8 +200,8 @@ static int pick_policy(struct mthpd_config *c, const char *arg, const struct mth
 			return EXIT_OK;
 		}
 	}
-	fprintf(stderr, "mthpd: --policy: no policy '%s' in %s/policy.d, and no such file\n", arg,
-		c->dir);
+	mthpd_output_line(stderr, "mthpd: --policy: no policy '%s' in %s/policy.d, and no such file",
+			  arg, c->dir);
 	return EXIT_USAGE;
 }
 
@@ -267,9 +256,14 @@ static void print_text(const struct mthpd_config *c, const struct entry *es, siz
 		       const struct mthpd_features *features)
 {
 	char feat[160], h1[32], h2[32], h3[32], sizes[200];
+	char w[MTHPD_TEXT_ESCAPED_SIZE(sizeof(es->proc->cgroup))];
+	char comm[MTHPD_TEXT_ESCAPED_SIZE(sizeof(es->comm))];
 	int cur = -2;
 
 	printf("kernel: %s\n", mthpd_features_describe(features, feat, sizeof(feat)));
+	/* the daemon's memory of each range (refill and failure backoff) is its own */
+	puts("note: each process is planned as on the daemon's first visit: ranges a running "
+	     "daemon holds back (refill_backoff, backoff) are proposed here too");
 	for (size_t i = 0; i < n; i++) {
 		const struct entry *e = &es[i];
 		const char *who = e->proc->unit[0] ? e->proc->unit : e->proc->cgroup;
@@ -289,40 +283,43 @@ static void print_text(const struct mthpd_config *c, const struct entry *es, siz
 			if (cur < 0) {
 				printf("\nno policy: %zu process%s, never touched\n", procs,
 				       procs == 1 ? "" : "es");
-				continue;
 			} else {
 				const struct mthpd_policy *p = &c->policies[cur];
-				char os[64];
+				char os[64], name[MTHPD_TEXT_ESCAPED_SIZE(256)];
 
-				printf("\npolicy %s (%s", p->name, p->enabled ? "" : "enabled=no: ");
+				printf("\npolicy %s (%s", mthpd_text_escape(p->name, name, sizeof(name)),
+				       p->enabled ? "" : "enabled=no: ");
 				if (p->enabled)
 					printf("sizes %s, max_ptes_none %u%s", mthpd_orders_name(p->knobs.orders, os, sizeof(os)),
 					       p->knobs.max_ptes_none, p->dry_run ? ", dry_run=yes" : "");
 				else
 					printf("never touched");
 				printf("): %zu process%s, anon %s, huge %s (%.0f%%)\n", procs,
-				       procs == 1 ? "" : "es", human(anon, h1, sizeof(h1)),
-				       human(huge, h2, sizeof(h2)),
+				       procs == 1 ? "" : "es", mthpd_text_bytes(anon, h1, sizeof(h1)),
+				       mthpd_text_bytes(huge, h2, sizeof(h2)),
 				       anon ? 100.0 * (double)huge / (double)anon : 0.0);
 				if (p->enabled)
 					printf("  would collapse: %s; new memory (pages filled): %s\n",
 					       sizes_line(by, sizes, sizeof(sizes)),
-					       human(fill, h3, sizeof(h3)));
+					       mthpd_text_bytes(fill, h3, sizeof(h3)));
 			}
 		}
-		printf("  %s pid %d '%s': anon %s, huge %s", who, (int)e->proc->pid, e->comm,
-		       human(e->anon_kb << 10, h1, sizeof(h1)), human(e->huge_kb << 10, h2, sizeof(h2)));
+		/* the unit (as systemctl shows it), the cgroup and the comm escaped */
+		printf("  %s pid %d '%s': anon %s, huge %s", mthpd_text_escape(who, w, sizeof(w)),
+		       (int)e->proc->pid, mthpd_text_escape(e->comm, comm, sizeof(comm)),
+		       mthpd_text_bytes(e->anon_kb << 10, h1, sizeof(h1)),
+		       mthpd_text_bytes(e->huge_kb << 10, h2, sizeof(h2)));
 		switch (e->verdict) {
 		case V_PLANNED:
 			printf("; would collapse %s, filling %s",
 			       sizes_line(e->collapse_bytes, sizes, sizeof(sizes)),
-			       human(e->fill_bytes, h3, sizeof(h3)));
+			       mthpd_text_bytes(e->fill_bytes, h3, sizeof(h3)));
 			if (e->vmas_refused)
 				printf("; %lu VMA%s refused (MADV_NOHUGEPAGE)", e->vmas_refused,
 				       e->vmas_refused == 1 ? "" : "s");
 			if (e->partial_bytes)
 				printf("; %s in 2M folios mapped in part, which nothing maps (%s)",
-				       human(e->partial_bytes, h3, sizeof(h3)),
+				       mthpd_text_bytes(e->partial_bytes, h3, sizeof(h3)),
 				       c->policies[e->policy].split_partial ? "split_partial=yes: split"
 									    : "split_partial=no: kept");
 			break;
@@ -407,7 +404,7 @@ int preview_run(const struct preview_opts *o)
 	_cleanup_free_ struct mthpd_proc *procs = NULL;
 	_cleanup_free_ struct entry *es = NULL;
 	_cleanup_close_ int kpf_fd = -1;
-	char mount[4096], mountinfo[65536], err[512];
+	char mount[4096], mountinfo[65536], err[MTHPD_ERR_SIZE];
 	const char *bad = NULL, *file = NULL;
 	struct filter f = {.o = o, .only = -1};
 	size_t stored = 0, n = 0;
@@ -427,7 +424,7 @@ int preview_run(const struct preview_opts *o)
 	}
 	r = mthpd_config_load(o->config_dir, &defaults, &c, err, sizeof(err));
 	if (r < 0) {
-		fprintf(stderr, "mthpd: %s\n", err[0] ? err : strerror(-r));
+		mthpd_output_line(stderr, "mthpd: %s", err[0] ? err : strerror(-r));
 		status = EXIT_USAGE;
 		goto out;
 	}
@@ -472,8 +469,8 @@ int preview_run(const struct preview_opts *o)
 	}
 	found = mthpd_discover(mount, wanted, &f, 0, 0, procs, PREVIEW_MAX_PROCS, &stored);
 	if (found < 0) {
-		fprintf(stderr, "mthpd: cannot walk the cgroups below '%s': %s\n", mount,
-			strerror(-found));
+		mthpd_output_line(stderr, "mthpd: cannot walk the cgroups below '%s': %s", mount,
+				  strerror(-found));
 		status = EXIT_SYSTEM;
 		goto out;
 	}
@@ -491,7 +488,7 @@ int preview_run(const struct preview_opts *o)
 		(void)snprintf(path, sizeof(path), "%d/comm", (int)procs[i].pid);
 		if (mthpd_kif_read_proc(&kif, path, e->comm, sizeof(e->comm)) < 0)
 			continue; /* gone since the walk */
-		e->comm[strcspn(e->comm, "\n")] = '\0';
+		mthpd_text_chomp(e->comm);
 		/* the daemon's rule: the first policy, in file-name order, whose keys all match */
 		pol = mthpd_config_match(c, procs[i].cgroup, procs[i].unit[0] ? procs[i].unit : NULL,
 					 e->comm);

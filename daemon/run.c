@@ -34,6 +34,7 @@
 #include "sched.h"
 #include "state.h"
 #include "target.h"
+#include "text.h"
 #include "version.h"
 #include "watch.h"
 
@@ -411,7 +412,7 @@ static int read_comm(const struct daemon *d, pid_t pid, char *buf, size_t size)
 	r = mthpd_kif_read_proc(&d->kif, path, buf, size);
 	if (r < 0)
 		return r;
-	buf[strcspn(buf, "\n")] = '\0';
+	mthpd_text_chomp(buf);
 	return 0;
 }
 
@@ -1208,7 +1209,7 @@ static void pass(struct daemon *d, bool check_quiet)
 
 static int load_config(struct daemon *d, struct mthpd_config **ret)
 {
-	char err[512];
+	char err[MTHPD_ERR_SIZE];
 	int r = mthpd_config_load(d->opts->config_dir, &d->sys_defaults, ret, err, sizeof(err));
 
 	if (r < 0)
@@ -1373,7 +1374,7 @@ static int claim_files(struct daemon *d)
 	const struct mthpd_daemon_conf *dc = &d->cfg->daemon;
 	struct mthpd_kif self = {.proc_fd = -1, .sys_fd = -1};
 	const char *bad = NULL;
-	char err[4200 + 200], dir[4096];
+	char err[MTHPD_ERR_SIZE], dir[4096];
 	int r;
 
 	r = state_lock_take(d->opts->config_dir, dc->state_file, &d->lock, err, sizeof(err));
@@ -1623,7 +1624,7 @@ int run_daemon(const struct run_opts *o)
 		keep_files_fresh(&d);
 	}
 	(void)sd_notify(0, "STOPPING=1\nSTATUS=stopping");
-	log_notice("stopping after %lu passes", d.metrics.passes);
+	log_notice("stopping after %lu pass%s", d.metrics.passes, d.metrics.passes == 1 ? "" : "es");
 out:
 	if (d.kpf_fd >= 0)
 		(void)close(d.kpf_fd);

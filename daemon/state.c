@@ -12,6 +12,7 @@
 
 #include "coverage.h"
 #include "kif.h"
+#include "output.h"
 #include "state.h"
 #include "target.h"
 #include "util.h"
@@ -250,8 +251,9 @@ int state_show(const char *path, FILE *out)
 		return 3;
 	}
 	if (now_id.start_time != start || strcmp(now_id.comm, comm) != 0) {
-		fprintf(out, "mthpd is not running (pid %" PRIu64 " is now '%s', not the %s that wrote '%s')\n",
-			pid, now_id.comm, comm, path);
+		/* a comm another process chose: escaped (lib/text.h) */
+		mthpd_output_line(out, "mthpd is not running (pid %" PRIu64 " is now '%s', not the %s "
+				  "that wrote '%s')", pid, now_id.comm, comm, path);
 		return 3;
 	}
 	/* The same boot: CLOCK_BOOTTIME of the writer and of this process compare. */

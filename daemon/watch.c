@@ -66,6 +66,25 @@ static bool relevant(const struct watch *w, const struct inotify_event *ev)
 	return name[0] != '.' && len > 5 && strcmp(name + len - 5, ".conf") == 0;
 }
 
+/*
+ * What changed, for "'DIR' changed (WHAT): reloading": a file's name, or
+ * the watched directory itself; an event without a name on either is its
+ * move or removal (relevant() lets only those through).
+ */
+static void name_change(struct watch *w, const struct inotify_event *ev)
+{
+	bool in_policy = ev->wd == w->wd_policy;
+
+	if (ev->mask & IN_Q_OVERFLOW)
+		(void)snprintf(w->what, sizeof(w->what), "more changes than inotify could queue");
+	else if (ev->len)
+		(void)snprintf(w->what, sizeof(w->what), "%s%s", in_policy ? "policy.d/" : "",
+			       ev->name);
+	else
+		(void)snprintf(w->what, sizeof(w->what), "%s was moved or removed",
+			       in_policy ? "policy.d" : "the directory");
+}
+
 void watch_read(struct watch *w, uint64_t now_usec)
 {
 	/* aligned for struct inotify_event, as inotify(7) asks */
@@ -83,10 +102,7 @@ void watch_read(struct watch *w, uint64_t now_usec)
 				w->wd_policy = -1; /* policy.d went: watched again after the reload */
 			if (relevant(w, ev)) {
 				if (!w->first && !changed)
-					(void)snprintf(w->what, sizeof(w->what), "%s%s%s",
-						       ev->wd == w->wd_policy ? "policy.d" : "",
-						       ev->wd == w->wd_policy && ev->len ? "/" : "",
-						       ev->len ? ev->name : "(the directory)");
+					name_change(w, ev);
 				changed = true;
 			}
 			p += sizeof(*ev) + ev->len;

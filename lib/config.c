@@ -533,6 +533,9 @@ static int parse_text(const char *text, const char *shown, enum target target, v
 	};
 	int r;
 
+	/* a UTF-8 byte order mark, as some editors save one: skipped, as systemd does */
+	if (strncmp(p.text, "\xef\xbb\xbf", 3) == 0)
+		p.text += 3;
 	lint(&p);
 	if (p.r < 0) {
 		*ret_state = p;

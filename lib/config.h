@@ -54,6 +54,13 @@ struct mthpd_config {
 };
 
 /*
+ * An error buffer that no message of this module or of the daemon's cuts:
+ * two paths of PATH_MAX (4096) bytes, a line's value (at most 198 bytes)
+ * and the reason.  A 512-byte one lost the reason behind a long path.
+ */
+#define MTHPD_ERR_SIZE (2 * 4096 + 1024)
+
+/*
  * Loads @dir.  @defaults gives the max_ptes_* a policy gets when it does
  * not set them (khugepaged's sysfs values).  @dir must exist; a missing
  * mthpd.conf in it means all defaults, a missing policy.d no policies.

@@ -204,3 +204,24 @@ int mthpd_stat_parse_start(const char *line, char *ret_comm, size_t comm_size,
 	*ret_start = v;
 	return 0;
 }
+
+const char *mthpd_thp_disabled_hint(const char *comm)
+{
+	/*
+	 * The services known to turn THP off for themselves, by their comm.
+	 * Redis: disable-thp (default yes) calls PR_SET_THP_DISABLE when
+	 * /sys/kernel/mm/transparent_hugepage/enabled is "always".
+	 */
+	if (strncmp(comm, "redis-server", 12) == 0 || strncmp(comm, "redis-sentinel", 14) == 0)
+		return "Redis turns THP off for itself when 'disable-thp' is yes (its default) and "
+		       "THP 'enabled' is 'always': set 'disable-thp no' in redis.conf and restart it";
+	if (strcmp(comm, "mariadbd") == 0 || strcmp(comm, "mysqld") == 0)
+		return "MariaDB (10.11 in Debian 12) turns THP off for itself once its engines are "
+		       "up (sql/mysqld.cc, MDEV-33279), whatever its settings: mthpd cannot "
+		       "collapse it. Its way to 2 MiB pages is large_pages=ON (hugetlbfs: reserve "
+		       "vm.nr_hugepages, set innodb_buffer_pool_size_max to the pool's size); a "
+		       "MariaDB that asked for PR_THP_DISABLE_EXCEPT_ADVISED instead (Linux 6.18) "
+		       "could be collapsed. See mthpd's README, 'Services that turn THP off'";
+	return "the process, or whatever started it, called prctl(PR_SET_THP_DISABLE), which "
+	       "fork and exec inherit: look for a THP setting of the service and of its launcher";
+}

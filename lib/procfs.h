@@ -70,4 +70,10 @@ int mthpd_stat_parse_kthread(const char *line);
 int mthpd_stat_parse_start(const char *line, char *ret_comm, size_t comm_size,
 			   uint64_t *ret_start);
 
+/*
+ * Pure: what a user can do about a process with THP disabled, by its comm:
+ * the setting of a service known to turn it off, or a general sentence.
+ */
+const char *mthpd_thp_disabled_hint(const char *comm);
+
 #endif

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "target.h"
+#include "text.h"
 #include "util.h"
 #include "vmas.h"
 
@@ -27,24 +28,6 @@ int mthpd_target_read_status(struct mthpd_kif *kif, struct mthpd_target *t)
 	if (r < 0 || mthpd_status_parse_rss_anon(status, &t->rss_anon) < 0)
 		t->rss_anon = 0;
 	return 0;
-}
-
-const char *mthpd_thp_disabled_hint(const char *comm)
-{
-	/*
-	 * The services known to turn THP off for themselves, by their comm.
-	 * Redis: disable-thp (default yes) calls PR_SET_THP_DISABLE when
-	 * /sys/kernel/mm/transparent_hugepage/enabled is "always".
-	 */
-	if (strncmp(comm, "redis-server", 12) == 0 || strncmp(comm, "redis-sentinel", 14) == 0)
-		return "Redis turns THP off for itself when 'disable-thp' is yes (its default) and "
-		       "THP 'enabled' is 'always': set 'disable-thp no' in redis.conf and restart it";
-	if (strcmp(comm, "mariadbd") == 0 || strcmp(comm, "mysqld") == 0)
-		return "MariaDB (10.11 in Debian 12) turns THP off for itself once its engines are "
-		       "up (sql/mysqld.cc, MDEV-33279), whatever its settings: it cannot be "
-		       "collapsed; see mthpd's README, 'Services that turn THP off'";
-	return "the process, or whatever started it, called prctl(PR_SET_THP_DISABLE), which "
-	       "fork and exec inherit: look for a THP setting of the service and of its launcher";
 }
 
 int mthpd_target_open(struct mthpd_kif *kif, pid_t pid, bool need_pidfd,
@@ -86,7 +69,7 @@ int mthpd_target_open(struct mthpd_kif *kif, pid_t pid, bool need_pidfd,
 		r = mthpd_kif_read_proc(kif, path, t.comm, sizeof(t.comm));
 	if (r < 0)
 		goto fail;
-	t.comm[strcspn(t.comm, "\n")] = '\0';
+	mthpd_text_chomp(t.comm);
 
 	r = mthpd_target_read_status(kif, &t);
 	if (r < 0)

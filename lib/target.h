@@ -55,12 +55,6 @@ int mthpd_target_open(struct mthpd_kif *kif, pid_t pid, bool need_pidfd,
 int mthpd_target_read_status(struct mthpd_kif *kif, struct mthpd_target *t);
 
 /*
- * Pure: what a user can do about a process with THP disabled, by its comm:
- * the setting of a service known to turn it off, or a general sentence.
- */
-const char *mthpd_thp_disabled_hint(const char *comm);
-
-/*
  * The page faults of the whole process so far (minflt + majflt of all its
  * threads, /proc/PID/stat).  Every page the process maps anew comes with a
  * fault, so an unchanged count says no page was added since.

@@ -61,6 +61,16 @@ echo "W1: collapse and fill bytes $have, plan --pid says $want"
 s=$(jq -r --argjson pid "$W4" 'select(.type == "process" and .pid == $pid) | "\(.policy) \(.status)"' "$TMP/c.json")
 [ "$s" = "null no_policy" ] || check_fail "W4 with --cgroup: '$s', expected 'null no_policy'"
 [ "$(jq -s '[.[] | select(.type == "process")] | length' "$TMP/c.json")" = 1 ] || check_fail "--cgroup listed other cgroups"
+# the text shows it too, under its group's line (it was the first of the group, and left out)
+"$MTHPD" plan --config-dir "$CONF" --cgroup '/mthpd-pvc-*' >"$TMP/c.txt"
+sed 's/^/   /' "$TMP/c.txt"
+grep -q "^no policy: 1 process, never touched$" "$TMP/c.txt" || check_fail "text --cgroup: no 'no policy' line"
+grep -q "^  /mthpd-pvc-[0-9]* pid $W4 'workload': .*; no policy matches: never touched$" "$TMP/c.txt" ||
+	check_fail "text --cgroup: W4 (no policy) not listed"
+# sizes as status shows them: three significant digits, "0 B"
+grep -Eq "pid $W4 'workload': anon [0-9]\.[0-9]{2} MiB, huge 0 B;" "$TMP/c.txt" || check_fail "text: sizes not in status's style"
+# the preview does not know the daemon's backoff, and says so once
+[ "$(grep -c "^note: .*refill_backoff" "$TMP/c.txt")" = 1 ] || check_fail "text: no note that the daemon's backoff is not taken into account"
 
 # --policy NAME, and a new FILE that sorts before 50-a.conf: it takes W1, strictly
 "$MTHPD" plan --config-dir "$CONF" --json --policy 40-b >"$TMP/n.json"

@@ -100,11 +100,34 @@ policy redis-server.service >"$C/policy.d/40-redis.conf"
 wait_reloads $((n0 + 3)) || fail "a change inside the replaced policy.d is not seen"
 wait_listed 100 || fail "the policy added to the new policy.d does not match pid 100"
 
+echo "== the configuration directory itself moved away, and back"
+mv "$C" "$C.moved"
+sleep 2
+mv "$C.moved" "$C"
+grep -q "'$C' changed (the directory was moved or removed): reloading" "$T/log" ||
+	fail "the move of the directory is not named: $(grep changed "$T/log" | tail -1)"
+
 kill -TERM "$DAEMON"
 wait "$DAEMON"
 rc=$?
 DAEMON=""
 [ "$rc" = 0 ] || fail "mthpd run exited $rc"
 grep -E "changed|reload" "$T/log" | sed 's/^/   log: /'
+
+echo "== one pass: 'stopping after 1 pass'"
+printf '[Daemon]\nscan_sleep_millisecs=600000\nmetrics_file=\nstate_file=%s/status1\n' "$T" >"$T/one.conf"
+mkdir -p "$T/one/policy.d"
+mv "$T/one.conf" "$T/one/mthpd.conf"
+"$MTHPD" run --config-dir "$T/one" --proc-root "$P" --sys-root "$T/tree/sys" 2>"$T/log1" &
+DAEMON=$!
+for ((i = 0; i < 50; i++)); do
+	grep -q "pass 1:" "$T/log1" && break
+	sleep 0.1
+done
+kill -TERM "$DAEMON"
+wait "$DAEMON"
+DAEMON=""
+tail -1 "$T/log1" | sed 's/^/   log: /'
+grep -q "stopping after 1 pass$" "$T/log1" || fail "after one pass: $(tail -1 "$T/log1")"
 [ "$FAILS" = 0 ] || exit 1
 echo PASS

@@ -155,14 +155,14 @@ daemon_stop
 echo "== 3: dry_run=yes, and mthpd plan"
 "$MTHPD" plan --pid "$P" --sizes 2M >"$TMP/plan.out" || check_fail "mthpd plan failed"
 grep "mapped in part" "$TMP/plan.out" | sed 's/^/   plan: /'
-grep -q "1 2M folio mapped in part: 1024 KiB that nothing maps" "$TMP/plan.out" ||
+grep -q "1 2M folio mapped in part: 1.00 MiB that nothing maps" "$TMP/plan.out" ||
 	check_fail "mthpd plan does not report the folio mapped in part"
 policy 'dry_run=yes\n'
 "$MTHPD" plan --config-dir "$CONF" --json >"$TMP/preview.json" || check_fail "mthpd plan --config-dir failed"
 pb=$(jq -r --argjson pid "$P" 'select(.type == "process" and .pid == $pid) | .partial_bytes' "$TMP/preview.json")
 echo "   preview: partial_bytes=$pb for $P"
 [ "$pb" = 1048576 ] || check_fail "mthpd plan --config-dir --json: partial_bytes '$pb' for $P, expected 1048576"
-"$MTHPD" plan --config-dir "$CONF" | grep -q "pid $P .*: .*1.0 MiB in 2M folios mapped in part" ||
+"$MTHPD" plan --config-dir "$CONF" | grep -q "pid $P .*: .*1.00 MiB in 2M folios mapped in part" ||
 	check_fail "mthpd plan --config-dir does not show the folio mapped in part for $P"
 rm -f "$TMP/status"
 MTHPD_DEBUG=1 "$MTHPD" run --config-dir "$CONF" 2>"$TMP/run.log" &

@@ -51,6 +51,22 @@ ident $$
 state $$ "$COMM" "$START" "$BOOT" 0
 expect fresh 0 "^mthpd is running as pid $$ (version test; '$T/status' written [0-9.]* s ago)$"
 grep -qx "passes_total 7" "$T/out" || fail "fresh: the state file's lines are not shown"
+# the coverage lines: words as the daemon writes them (blanks, controls and
+# '\' as \xHH); a unit shown as systemctl shows it, a comm's ESC escaped
+# and its blank a blank, a policy file with a blank in its name
+# shellcheck disable=SC2016 # the backslashes are the file's
+cat >>"$T/status" <<'EOT'
+policy 50\x20a.conf processes=1 thp_disabled=0 vmas_refused=0 anon_bytes=4194304 huge_bytes=2097152 huge_percent=50.0 partial_bytes=0 collapsed_last_pass_bytes=0 collapsed_bytes_total=2097152
+unit 50\x20a.conf foo\x5cx20bar.service processes=1 anon_bytes=4194304 huge_bytes=2097152 huge_percent=50.0 collapsed_last_pass_bytes=0 collapsed_bytes_total=2097152 last_result=succeeded reason=-
+process 4242 \x1b[31mred\x20x 50\x20a.conf foo\x5cx20bar.service anon_bytes=4194304 huge_bytes=2097152 huge_percent=50.0 collapsed_last_pass_bytes=0 collapsed_bytes_total=2097152 last_result=succeeded reason=-
+EOT
+expect "fresh, with services" 0 "^mthpd is running as pid $$"
+sed -n '/^policy/,$p' "$T/out" | sed 's/^/   /'
+grep -q "^policy 50 a.conf: 1 process " "$T/out" || fail "status: the policy's name is not decoded"
+grep -qF '  foo\x20bar.service ' "$T/out" || fail 'status: the unit is not shown as systemctl shows it (foo\x20bar.service)'
+grep -qF '    4242     \x1b[31mred x   ' "$T/out" || fail "status: the comm is not shown escaped, with its blank"
+! grep -qF 'x5c' "$T/out" || fail 'status: a \x5c is shown'
+! LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]' "$T/out" || fail "status: a raw control byte"
 state $$ "$COMM" "$START" "$BOOT" 10
 expect stale 3 "^mthpd is stale: pid $$ (version test) last wrote '$T/status' 1[0-9]\.[0-9] s ago"
 
@@ -60,6 +76,19 @@ expect "reused pid (start time)" 3 "^mthpd is not running (pid 1 is now '$COMM',
 if [ "$COMM" != mthpd ]; then
 	state 1 mthpd "$START" "$BOOT" 0
 	expect "reused pid (comm)" 3 "^mthpd is not running (pid 1 is now '$COMM', not the mthpd that wrote"
+fi
+
+# a reused pid whose process named itself with ESC: the name escaped
+WORKLOAD=$O/tests/integration/workload
+if [ -x "$WORKLOAD" ]; then
+	"$WORKLOAD" --comm $'\e[31mevil' empty >/dev/null &
+	W=$!
+	sleep 0.3
+	ident "$W"
+	state "$W" mthpd "$((START + 1))" "$BOOT" 0
+	expect "reused pid, a comm with ESC" 3 "^mthpd is not running (pid $W is now '\\\\x1b\\[31mevil', not the mthpd"
+	kill "$W"
+	wait "$W" 2>/dev/null
 fi
 
 ident $$
@@ -76,6 +105,16 @@ printf 'pid %s\npasses_total 3\n' $$ >"$T/status"
 expect "no identity (older mthpd)" 3 "^mthpd is not running, or cannot be told apart"
 rm "$T/status"
 expect "no state file" 3 "^mthpd is not running (no state file"
+
+# state_file= empty: nothing to read, said as such (exit 2), not "no state file ''"
+mkdir -p "$T/nostate/policy.d"
+printf '[Daemon]\nstate_file=\nmetrics_file=\n' >"$T/nostate/mthpd.conf"
+"$MTHPD" status --config-dir "$T/nostate" >"$T/out" 2>&1
+rc=$?
+echo "== state_file= empty: exit $rc: $(cat "$T/out")"
+[ "$rc" = 2 ] || fail "state_file= empty: exit $rc, expected 2"
+grep -qx "mthpd: status has nothing to read: the state file is disabled in the configuration (state_file= is empty in $T/nostate/mthpd.conf)" "$T/out" ||
+	fail "state_file= empty: not said as such"
 
 # Files that cannot be written: a directory that is a regular file, one that does not exist.
 : >"$T/afile"

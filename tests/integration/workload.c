@@ -13,6 +13,10 @@
  *   workload --thp-disabled PATTERN...
  *                           the same, after prctl(PR_SET_THP_DISABLE), as
  *                           MariaDB and Redis do to themselves
+ *   workload --comm NAME PATTERN...
+ *                           the same, named NAME (prctl(PR_SET_NAME), which
+ *                           any process may do, control bytes and all); goes
+ *                           first
  *
  * Patterns (512 pages per range):
  *   full     all pages written
@@ -362,6 +366,15 @@ int main(int argc, char **argv)
 		return probe();
 	if (argc == 2 && strcmp(argv[1], "--probe-split") == 0)
 		return probe_split();
+	if (argc >= 3 && strcmp(argv[1], "--comm") == 0) {
+		if (prctl(PR_SET_NAME, argv[2], 0, 0, 0) < 0) {
+			perror("workload: PR_SET_NAME");
+			return 1;
+		}
+		argv[2] = argv[0];
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc >= 2 && strcmp(argv[1], "--thp-disabled") == 0) {
 		if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) < 0) {
 			perror("workload: PR_SET_THP_DISABLE");

@@ -67,6 +67,9 @@ static const struct {
 } bad[] = {
 	{"unknown key", "mthpd.conf", "[Daemon]\nscan_sleep_millisecs=100\nfrobnicate=1\n",
 	 "mthpd.conf:3: unknown key 'frobnicate' in [Daemon]"},
+	/* a UTF-8 byte order mark is skipped, as systemd does: the lines count as before */
+	{"unknown key after a BOM", "mthpd.conf", "\xef\xbb\xbf[Daemon]\nfrobnicate=1\n",
+	 "mthpd.conf:2: unknown key 'frobnicate' in [Daemon]"},
 	{"unknown section", "mthpd.conf", "[Deamon]\nscan_sleep_millisecs=100\n",
 	 "mthpd.conf:1: unknown section [Deamon] (mthpd.conf has [Daemon])"},
 	{"bad millis", "mthpd.conf", "[Daemon]\nscan_sleep_millisecs=soon\n",
@@ -245,8 +248,29 @@ static void test_add_policy(void)
 	test_case = NULL;
 }
 
+/* A file an editor saved with a UTF-8 byte order mark reads as without it. */
+static void test_bom(void)
+{
+	struct mthpd_config *c = NULL;
+	char err[512] = "";
+
+	test_case = "a UTF-8 BOM";
+	fresh_dir();
+	put("mthpd.conf", "\xef\xbb\xbf[Daemon]\nscan_sleep_millisecs=500\n");
+	put("policy.d/50-a.conf", "\xef\xbb\xbf[Match]\ncomm=a\n[Policy]\nsizes=2M\n");
+	TEST_ASSERT_EQ(mthpd_config_load(dir, &defaults, &c, err, sizeof(err)), 0);
+	TEST_ASSERT_STREQ(err, "");
+	if (c) {
+		TEST_ASSERT_EQ(c->daemon.scan_sleep_millisecs, 500);
+		TEST_ASSERT_EQ(c->nr_policies, 1);
+	}
+	c = mthpd_config_free(c);
+	test_case = NULL;
+}
+
 int main(void)
 {
+	test_bom();
 	test_add_policy();
 	struct mthpd_config *c = NULL;
 	const struct mthpd_policy *p;

@@ -149,11 +149,25 @@ static void test_stat_parse_start(void)
 	test_case = NULL;
 }
 
+/* The hint for a service known to turn THP off names a way out. */
+static void test_thp_disabled_hint(void)
+{
+	const char *h = mthpd_thp_disabled_hint("mariadbd");
+
+	test_case = "mariadbd hint";
+	TEST_ASSERT(strstr(h, "large_pages=ON") != NULL);
+	TEST_ASSERT(strstr(h, "PR_THP_DISABLE_EXCEPT_ADVISED") != NULL);
+	TEST_ASSERT(strstr(mthpd_thp_disabled_hint("mysqld"), "large_pages=ON") != NULL);
+	TEST_ASSERT(strstr(mthpd_thp_disabled_hint("redis-server"), "disable-thp no") != NULL);
+	test_case = NULL;
+}
+
 int main(void)
 {
 	test_stat_parse_faults();
 	test_stat_parse_start();
 	test_status_parse_rss_anon();
 	test_status_parse_ident();
+	test_thp_disabled_hint();
 	return test_finish();
 }
