@@ -211,7 +211,8 @@ static const struct family families[] = {
 	F(collapse_exceed_none_pte, "Blocks skipped for too many empty or zero pages, by size."),
 	F(collapse_exceed_swap_pte, "Blocks skipped for swapped-out pages, by size."),
 	F(collapse_exceed_shared_pte, "Blocks skipped for pages shared with other processes, by size."),
-	F(collapse_failed, "Collapses that failed for other reasons, by size."),
+	F(collapse_failed,
+	  "Collapses that failed for other reasons (a process that exited is none), by size."),
 	F(planned, "Blocks the order walk planned to collapse (also in dry runs), by size."),
 };
 

@@ -535,12 +535,7 @@ static void note_coverage(struct daemon *d, struct mthpd_sched_proc *p,
 	unsigned int most = 0;
 	int res = -1;
 
-	if (r < 0 && r != -EDQUOT)
-		return; /* exited, stopped: what it had stays */
-	if (r == 0) {
-		cov->huge_bytes = cov->sweep_huge;
-		cov->partial_bytes = cov->sweep_partial;
-	}
+	/* counted also when it exited during the visit: what was done, was done */
 	if (st->bytes_collapsed) {
 		if (cov->collapsed_in != pass_no)
 			cov->collapsed_pass = 0;
@@ -550,6 +545,12 @@ static void note_coverage(struct daemon *d, struct mthpd_sched_proc *p,
 		(void)metrics_unit_collapsed(&d->metrics, pol->name,
 					     proc->unit[0] ? proc->unit : proc->cgroup,
 					     st->bytes_collapsed);
+	}
+	if (r < 0 && r != -EDQUOT)
+		return; /* exited, stopped: what it had stays */
+	if (r == 0) {
+		cov->huge_bytes = cov->sweep_huge;
+		cov->partial_bytes = cov->sweep_partial;
 	}
 	for (int i = 0; i < _MTHPD_SCAN_RESULT_MAX; i++)
 		if (tc->seen[i] > most) {
@@ -578,7 +579,7 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 	const struct mthpd_proc *proc = &d->procs[p->proc];
 	const struct mthpd_policy *pol = &d->cfg->policies[p->policy];
 	uint64_t *bytes_left = &vc->bytes_left[p->policy];
-	struct mthpd_pass_stats st;
+	struct mthpd_pass_stats st = {0}; /* -ENOMEM leaves it unwritten */
 	bool pressure = d->backing_off, faults_known, released;
 	uint64_t budget = allowance, faults = 0;
 	size_t slot;
