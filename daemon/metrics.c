@@ -290,7 +290,8 @@ static void write_units(FILE *f, const struct metrics *m)
 		{"unit_processes", "Matched processes of the unit (its cgroup path outside any unit).",
 		 offsetof(struct unit_sum, n)},
 		{"unit_anon_bytes", "Their anonymous memory (RssAnon).", offsetof(struct unit_sum, anon)},
-		{"unit_huge_bytes", "Of it, in PMD-mapped THPs, as of each process's last whole scan.",
+		{"unit_huge_bytes", "Of it, in PMD-mapped THPs, as of each process's last whole scan (or "
+		 "smaps_rollup: after a collapse, with THP disabled).",
 		 offsetof(struct unit_sum, huge)},
 		{"unit_partial_bytes",
 		 "Memory held by 2M folios they map in part, which nothing maps and RssAnon does "
@@ -367,7 +368,8 @@ static void prometheus_body(FILE *f, const struct metrics *m)
 	write_gauge(f, m, "anon_bytes", "Anonymous memory (RssAnon) of the matched processes.",
 		    offsetof(struct metrics_procs, anon));
 	write_gauge(f, m, "huge_bytes",
-		    "Of it, in PMD-mapped THPs, as of each process's last whole scan.",
+		    "Of it, in PMD-mapped THPs, as of each process's last whole scan (or "
+		    "smaps_rollup: after a collapse, with THP disabled).",
 		    offsetof(struct metrics_procs, huge));
 	write_gauge(f, m, "partial_bytes",
 		    "Memory held by 2M folios the matched processes map in part, which nothing "

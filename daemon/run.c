@@ -105,6 +105,8 @@ struct daemon {
 #define QUIET_BACKOFF_MIN_USEC (1000000ULL)
 /* How often the fault count of a quiet process is read (a pass may come every 10 ms). */
 #define QUIET_CHECK_USEC (1000000ULL)
+/* smaps_rollup of a process with THP disabled, at most this often (read_rollup()) */
+#define ROLLUP_THP_DISABLED_USEC (10ULL * 1000000ULL)
 /*
  * How often discovery runs between passes, so that a new process of a
  * managed service waits about this long, not scan_sleep_millisecs: a walk
@@ -548,7 +550,8 @@ static void note_coverage(struct daemon *d, struct mthpd_sched_proc *p,
 	}
 	if (r < 0 && r != -EDQUOT)
 		return; /* exited, stopped: what it had stays */
-	if (r == 0) {
+	/* THP disabled: not scanned, huge_bytes is smaps_rollup's (read_rollup()) */
+	if (r == 0 && !p->t.thp_disabled) {
 		cov->huge_bytes = cov->sweep_huge;
 		cov->partial_bytes = cov->sweep_partial;
 	}
@@ -564,6 +567,40 @@ static void note_coverage(struct daemon *d, struct mthpd_sched_proc *p,
 		cov->last_result = cov->sweep_result;
 	cov->held = !tc->acting && tc->held_blocks ? (int)tc->held : -1;
 	cov->backoff = tc->seen[MTHPD_RESULT_BACKOFF] || tc->seen[MTHPD_RESULT_REFILL_BACKOFF];
+}
+
+/*
+ * The anonymous and huge bytes `mthpd status` and the metrics show, read
+ * again from smaps_rollup where what the visit knows is not what the
+ * kernel maps (issue 25):
+ * - after a visit that collapsed: RssAnon was read before it, and with
+ *   max_ptes_none > 0 the collapse filled pages in (huge 16 MiB of anon
+ *   13.4 MiB until the next visit);
+ * - a process with THP disabled is not scanned, yet what was collapsed
+ *   before its prctl stays huge (MariaDB after start): at the first visit
+ *   that finds it so, then at most every ROLLUP_THP_DISABLED_USEC, since
+ *   smaps_rollup walks all of its page tables.
+ */
+static void read_rollup(struct daemon *d, struct mthpd_sched_proc *p,
+			const struct mthpd_pass_stats *st, int r)
+{
+	uint64_t anon, huge, now = now_usec();
+
+	if (r < 0 && r != -EDQUOT)
+		return;
+	if (!p->t.thp_disabled)
+		p->cov.rollup_usec = 0;
+	if (p->t.thp_disabled && p->cov.rollup_usec &&
+	    now - p->cov.rollup_usec < ROLLUP_THP_DISABLED_USEC)
+		return;
+	if (!p->t.thp_disabled && !st->bytes_collapsed)
+		return;
+	if (mthpd_target_read_rollup(&d->kif, &p->t, &anon, &huge) < 0)
+		return; /* gone, or a synthetic tree without it: as it was */
+	p->t.rss_anon = anon;
+	p->cov.huge_bytes = huge;
+	if (p->t.thp_disabled)
+		p->cov.rollup_usec = now;
 }
 
 /*
@@ -713,6 +750,7 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 	}
 	r = mthpd_target_pass(&d->kif, &p->t, &o, target_sink, &tc, &st);
 	note_coverage(d, p, proc, pol, &tc, &st, r);
+	read_rollup(d, p, &st, r);
 	say_splits(&tc, p, proc, pol);
 	if (r == 0 && o.start == 0 && !p->t.thp_disabled)
 		say_vmas_refused(p, proc, pol);

@@ -84,6 +84,8 @@ struct mthpd_sched_proc {
 		int sweep_result;          /* the same, for the sweep under way */
 		int held;                  /* enum mthpd_scan_result that held its plan back, -1: none */
 		bool backoff;              /* ranges waiting for a retry (backoff, refill_backoff) */
+		/* THP disabled: when smaps_rollup gave huge_bytes last (monotonic us), 0: never */
+		uint64_t rollup_usec;
 	} cov;
 };
 

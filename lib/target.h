@@ -111,6 +111,22 @@ int mthpd_target_read_status(struct mthpd_kif *kif, struct mthpd_target *t);
 int mthpd_status_parse_rss_anon(const char *status, uint64_t *ret);
 
 /*
+ * Pure: the Anonymous and AnonHugePages lines of a /proc/PID/smaps_rollup
+ * text, in bytes: what the kernel maps of the process's anonymous memory
+ * now, and of it PMD-mapped.  Returns 0, -ENOENT when a line is missing,
+ * -EINVAL when one is not a number of kB.
+ */
+int mthpd_rollup_parse(const char *rollup, uint64_t *ret_anon, uint64_t *ret_huge);
+
+/*
+ * The same read from /proc/PID/smaps_rollup: exact, unlike RssAnon (per-CPU
+ * counters), at the price of a walk of the process's page tables.
+ * Returns 0, -ENOENT (a synthetic tree without it, or gone), -errno.
+ */
+int mthpd_target_read_rollup(struct mthpd_kif *kif, const struct mthpd_target *t,
+			     uint64_t *ret_anon, uint64_t *ret_huge);
+
+/*
  * Pure: what a user can do about a process with THP disabled, by its comm:
  * the setting of a service known to turn it off, or a general sentence.
  */
