@@ -570,6 +570,31 @@ static void note_coverage(struct daemon *d, struct mthpd_sched_proc *p,
 }
 
 /*
+ * min_age=: a process younger than that is left alone, neither scanned nor
+ * collapsed, so that a service finishes starting first (MariaDB turns THP
+ * off for itself once its engines are up, after what was collapsed).
+ * Sets p->young_until, when it comes of age, for the pass timer.
+ */
+static bool too_young(struct mthpd_sched_proc *p, const struct mthpd_policy *pol)
+{
+	long tck = sysconf(_SC_CLK_TCK);
+	uint64_t start, now, min = (uint64_t)pol->min_age_sec * 1000000ULL;
+	struct timespec ts;
+
+	p->young_until = 0;
+	/* start time unknown (a synthetic tree): old enough */
+	if (!min || !p->t.start_ticks || tck <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
+		return false;
+	/* both after boot: stat's field 22 is in CLOCK_BOOTTIME ticks */
+	start = p->t.start_ticks * 1000000ULL / (uint64_t)tck;
+	now = (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000U;
+	if (now >= start + min)
+		return false;
+	p->young_until = now_usec() + (start + min - (now > start ? now : start));
+	return true;
+}
+
+/*
  * The anonymous and huge bytes `mthpd status` and the metrics show, read
  * again from smaps_rollup where what the visit knows is not what the
  * kernel maps (issue 25):
@@ -715,6 +740,12 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 		p->said_unreadable = false;
 		p->open = true;
 		d->nr_open++;
+	}
+	if (too_young(p, pol)) {
+		/* nothing spent: its share goes to the others; the timer comes back for it */
+		p->resume = 0;
+		*ret_spent = 0;
+		return 0;
 	}
 	say_thp_disabled(p, proc, pol);
 
@@ -976,6 +1007,8 @@ static void reason_of(const struct mthpd_sched_proc *p, char *buf, size_t size)
 		ADD("backoff");
 	if (p->said_unreadable)
 		ADD("permission_denied");
+	if (p->young_until)
+		ADD("min_age");
 #undef ADD
 	if (!buf[0])
 		(void)snprintf(buf, size, "-");
@@ -1025,7 +1058,8 @@ static void count_processes(struct daemon *d)
 		row->collapsed_pass = p->cov.collapsed_in == d->metrics.passes ? p->cov.collapsed_pass : 0;
 		row->collapsed = p->cov.collapsed_total;
 		row->thp_disabled = thp_off;
-		row->last_result = p->last_visit == 0   ? "not_visited"
+		row->last_result = p->last_visit == 0 || (p->young_until && p->cov.last_result < 0)
+					   ? "not_visited"
 				   : row->thp_disabled      ? "thp_disabled"
 				   : p->said_unreadable     ? "permission_denied"
 				   : p->cov.last_result < 0 ? "nothing_to_do"
@@ -1364,10 +1398,28 @@ static int arm_next_pass(struct daemon *d)
 {
 	static const struct itimerspec off;
 
+	uint64_t msec = d->cfg->daemon.scan_sleep_millisecs, now = now_usec();
+
 	d->idle = d->cfg->daemon.scan_sleep_millisecs <= ARRIVAL_CHECK_MSEC && settled(d);
 	if (d->idle)
 		return timerfd_settime(d->timer_fd, 0, &off, NULL) < 0 ? -errno : 0;
-	return arm_timer(d, d->cfg->daemon.scan_sleep_millisecs);
+	/*
+	 * A process that comes of age (min_age=) before then: a pass then,
+	 * not up to scan_sleep_millisecs later; at least 100 ms on, so that
+	 * one a pass did not reach (pages_to_scan spent) cannot spin passes.
+	 */
+	for (size_t i = 0; i < d->sched.n; i++) {
+		uint64_t until = d->sched.procs[i]->young_until, wait;
+
+		if (!until || d->sched.procs[i]->policy < 0)
+			continue;
+		wait = until > now ? (until - now + 999) / 1000 : 0;
+		if (wait < 100)
+			wait = 100;
+		if (wait < msec)
+			msec = wait;
+	}
+	return arm_timer(d, msec);
 }
 
 /*

@@ -58,6 +58,8 @@ struct mthpd_sched_proc {
 	bool said_thp_disabled;
 	unsigned int said_vmas_refused;
 	bool said_unreadable; /* its pagemap or pidfd could not be opened: EACCES/EPERM */
+	/* younger than its policy's min_age=: left alone until then (monotonic us); 0: not */
+	uint64_t young_until;
 	/*
 	 * Pacing (lib/pace.h), set by the daemon: the clock of a paced
 	 * process, and whether a visit stopped at @resume only to rest; it

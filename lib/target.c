@@ -149,6 +149,13 @@ int mthpd_target_open(struct mthpd_kif *kif, pid_t pid, bool need_pidfd,
 			r = -EOPNOTSUPP;
 			goto fail;
 		}
+		if (n > 0) {
+			char comm[32];
+
+			/* its age, for min_age=; unknown (0) in a tree without it */
+			if (mthpd_stat_parse_start(line, comm, sizeof(comm), &t.start_ticks) < 0)
+				t.start_ticks = 0;
+		}
 	}
 	r = pid_path(path, sizeof(path), pid, "pagemap");
 	if (r >= 0)

@@ -32,6 +32,7 @@ struct mthpd_target {
 	int stat_fd;        /* /proc/PID/stat, for mthpd_target_faults(); -1 if not open */
 	bool thp_disabled;  /* prctl(PR_SET_THP_DISABLE): never touched */
 	uint64_t rss_anon;  /* bytes, RssAnon of /proc/PID/status when last read; 0: unknown */
+	uint64_t start_ticks; /* its start, clock ticks after boot (stat field 22); 0: unknown */
 	struct mthpd_pagemap pagemap;
 	/*
 	 * The VMAs asked about by earlier passes, sorted by start: a target

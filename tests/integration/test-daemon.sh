@@ -25,6 +25,7 @@ cat >"$CONF/policy.d/50-a.conf" <<EOT
 [Match]
 cgroup=/mthpd-test-a-*
 [Policy]
+min_age=0
 sizes=2M
 max_ptes_none=0
 EOT
@@ -135,6 +136,7 @@ cat >"$CONF/policy.d/40-c.conf" <<EOT
 [Match]
 cgroup=/mthpd-test-c-*
 [Policy]
+min_age=0
 sizes=64K
 max_ptes_none=0
 EOT

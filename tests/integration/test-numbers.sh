@@ -8,13 +8,15 @@
 # - A process collapsed, which then turns THP off for itself (as MariaDB
 #   does once started): its huge pages stay, and the state file and the
 #   metrics still show them (they said 0 B: it is no longer scanned).
+# - min_age=3: a process is left alone for its first 3 s (status: reason
+#   min_age, not_visited), then collapsed without waiting for more.
 # - The metrics file adds up (prom-check), with a series for each unit.
 . "$(dirname "$0")/lib.sh"
 require_all
 
-child_cgroups num-a num-b
-A=${CGROUPS[0]} B=${CGROUPS[1]}
-UA=${A#"$CG"} UB=${B#"$CG"}
+child_cgroups num-a num-b num-c
+A=${CGROUPS[0]} B=${CGROUPS[1]} C=${CGROUPS[2]}
+UA=${A#"$CG"} UB=${B#"$CG"} UC=${C#"$CG"}
 in_cgroup "$A" sparse sparse sparse sparse sparse sparse sparse sparse
 P=$WL_PID PB=$WL_BASE PFD=$WL_FD
 in_cgroup "$B" full full
@@ -23,7 +25,8 @@ Q=$WL_PID QB=$WL_BASE QFD=$WL_FD
 CONF=$TMP/conf
 mkdir -p "$CONF/policy.d"
 printf '[Daemon]\nscan_sleep_millisecs=100\nstate_file=%s\nmetrics_file=%s\n' "$TMP/status" "$TMP/metrics" >"$CONF/mthpd.conf"
-printf '[Match]\ncgroup=/mthpd-num-*\n[Policy]\nsizes=2M\nmax_ptes_none=511\n' >"$CONF/policy.d/50-a.conf"
+printf '[Match]\ncgroup=/mthpd-num-*\n[Policy]\nmin_age=0\nsizes=2M\nmax_ptes_none=511\n' >"$CONF/policy.d/50-a.conf"
+printf '[Match]\ncgroup=/mthpd-num-c-*\n[Policy]\nmin_age=3\nsizes=2M\nmax_ptes_none=0\n' >"$CONF/policy.d/40-c.conf"
 
 # field LINE KEY: the value of KEY= in LINE.
 field() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
@@ -71,11 +74,27 @@ m=$(sed -n "s|^mthpd_unit_huge_bytes{policy=\"50-a.conf\",unit=\"$UB\"} ||p" "$T
 "$MTHPD" status --config-dir "$CONF" >"$TMP/status.out" 2>&1 || check_fail "status: $(cat "$TMP/status.out")"
 grep "$Q" "$TMP/status.out" | sed 's/^/   status: /'
 
-echo "== 3. the metrics add up"
-"$(dirname "$0")/prom-check" "$TMP/metrics" "$UA" "$UB" >"$TMP/prom-check" ||
+echo "== 3. min_age=3: left alone for 3 s, then collapsed"
+in_cgroup "$C" full full
+R=$WL_PID RB=$WL_BASE RFD=$WL_FD
+t0=$(date +%s.%N)
+sleep 1.5
+l=$(proc_line "$R")
+echo "   state at 1.5 s: $l"
+[ "$(field "$l" reason)" = min_age ] && [ "$(field "$l" last_result)" = not_visited ] ||
+	check_fail "$R at 1.5 s: reason '$(field "$l" reason)', last_result '$(field "$l" last_result)', expected min_age, not_visited"
+[ "$(anon_huge_kb "$R" "$RB" 2)" = 0 ] || check_fail "$R was collapsed before its min_age"
+huge_within "$R" "$RB" 2 4096 || check_fail "$R: not collapsed within 10 s of 1.5 s"
+t=$(echo "$(date +%s.%N) - $t0" | bc)
+echo "   huge after $t s (min_age=3)"
+[ "$(echo "$t >= 2.9 && $t < 5" | bc)" = 1 ] || check_fail "$R: huge after $t s, expected 3 s and a little"
+
+echo "== 4. the metrics add up"
+"$(dirname "$0")/prom-check" "$TMP/metrics" "$UA" "$UB" "$UC" >"$TMP/prom-check" ||
 	check_fail "metrics: $(cat "$TMP/prom-check")"
 
 memory_ok "$P" "$PFD"
 memory_ok "$Q" "$QFD"
+memory_ok "$R" "$RFD"
 daemon_stop
 finish
