@@ -10,13 +10,16 @@
 #   metrics still show them (they said 0 B: it is no longer scanned).
 # - min_age=3: a process is left alone for its first 3 s (status: reason
 #   min_age, not_visited), then collapsed without waiting for more.
+# - A process killed while it is being collapsed: what was collapsed in it
+#   before is in its unit's counter as in its policy's, and its exit is no
+#   collapse_failed.
 # - The metrics file adds up (prom-check), with a series for each unit.
 . "$(dirname "$0")/lib.sh"
 require_all
 
-child_cgroups num-a num-b num-c
-A=${CGROUPS[0]} B=${CGROUPS[1]} C=${CGROUPS[2]}
-UA=${A#"$CG"} UB=${B#"$CG"} UC=${C#"$CG"}
+child_cgroups num-a num-b num-c num-d
+A=${CGROUPS[0]} B=${CGROUPS[1]} C=${CGROUPS[2]} D=${CGROUPS[3]}
+UA=${A#"$CG"} UB=${B#"$CG"} UC=${C#"$CG"} UD=${D#"$CG"}
 in_cgroup "$A" sparse sparse sparse sparse sparse sparse sparse sparse
 P=$WL_PID PB=$WL_BASE PFD=$WL_FD
 in_cgroup "$B" full full
@@ -26,6 +29,7 @@ CONF=$TMP/conf
 mkdir -p "$CONF/policy.d"
 printf '[Daemon]\nscan_sleep_millisecs=100\nstate_file=%s\nmetrics_file=%s\n' "$TMP/status" "$TMP/metrics" >"$CONF/mthpd.conf"
 printf '[Match]\ncgroup=/mthpd-num-*\n[Policy]\nmin_age=0\nsizes=2M\nmax_ptes_none=511\n' >"$CONF/policy.d/50-a.conf"
+printf '[Match]\ncgroup=/mthpd-num-d-*\n[Policy]\nmin_age=0\nsizes=2M\nmax_ptes_none=0\n' >"$CONF/policy.d/30-d.conf"
 printf '[Match]\ncgroup=/mthpd-num-c-*\n[Policy]\nmin_age=3\nsizes=2M\nmax_ptes_none=0\n' >"$CONF/policy.d/40-c.conf"
 
 # field LINE KEY: the value of KEY= in LINE.
@@ -89,8 +93,33 @@ t=$(echo "$(date +%s.%N) - $t0" | bc)
 echo "   huge after $t s (min_age=3)"
 [ "$(echo "$t >= 2.9 && $t < 5" | bc)" = 1 ] || check_fail "$R: huge after $t s, expected 3 s and a little"
 
-echo "== 4. the metrics add up"
-"$(dirname "$0")/prom-check" "$TMP/metrics" "$UA" "$UB" "$UC" >"$TMP/prom-check" ||
+echo "== 4. a process killed while it is collapsed"
+# 256 MiB: the visit that collapses it takes long enough to be cut short
+n=128
+in_cgroup "$D" $(for ((i = 0; i < n; i++)); do echo full; done)
+K=$WL_PID KB=$WL_BASE
+for ((i = 0; i < 2000; i++)); do
+	[ "$(anon_huge_kb "$K" "$KB" $n)" -gt 65536 ] && break # past the first call of 32 ranges
+	sleep 0.005
+done
+at=$(anon_huge_kb "$K" "$KB" $n)
+kill -KILL "$K"
+wait "$K" 2>/dev/null
+echo "   killed $K at AnonHugePages $at kB or a little more"
+sleep 1 # a state file written after its last visit
+pol=$(grep "^policy_total 30-d.conf " "$TMP/status")
+echo "   state: $pol"
+alloc=$(sed -n 's/.* 2M:planned=[0-9]*,collapse_alloc=\([0-9]*\),.*/\1/p' <<<"$pol")
+failed=$(sed -n 's/.* 2M:.*,failed=\([0-9]*\).*/\1/p' <<<"$pol")
+unit=$(sed -n "s|^mthpd_unit_collapsed_bytes_total{policy=\"30-d.conf\",unit=\"$UD\"} ||p" "$TMP/metrics")
+echo "   collapse_alloc 2M: ${alloc:-?}, failed: ${failed:-?}; the unit's counter: ${unit:-none} bytes"
+[ "${alloc:-0}" -gt 0 ] || check_fail "$K: nothing collapsed before it was killed"
+[ "${unit:-0}" = $((${alloc:-0} * RANGE_SIZE)) ] ||
+	check_fail "the unit's counter says ${unit:-none} bytes, the policy's $((${alloc:-0} * RANGE_SIZE)) (a killed process's last visit lost)"
+[ "${failed:-0}" = 0 ] || check_fail "a killed process counted as $failed collapse_failed"
+
+echo "== 5. the metrics add up"
+"$(dirname "$0")/prom-check" "$TMP/metrics" "$UA" "$UB" "$UC" "$UD" >"$TMP/prom-check" ||
 	check_fail "metrics: $(cat "$TMP/prom-check")"
 
 memory_ok "$P" "$PFD"
