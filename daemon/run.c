@@ -598,9 +598,12 @@ static bool too_young(struct mthpd_sched_proc *p, const struct mthpd_policy *pol
  * The anonymous and huge bytes `mthpd status` and the metrics show, read
  * again from smaps_rollup where what the visit knows is not what the
  * kernel maps (issue 25):
- * - after a visit that collapsed: RssAnon was read before it, and with
- *   max_ptes_none > 0 the collapse filled pages in (huge 16 MiB of anon
- *   13.4 MiB until the next visit);
+ * - at the end of a sweep that collapsed, when huge_bytes is published:
+ *   RssAnon was read before the visit, and with max_ptes_none > 0 the
+ *   collapses filled pages in (huge 16 MiB of anon 13.4 MiB until the
+ *   next visit).  Once a sweep, not after every visit that collapsed: a
+ *   paced process collapses one range a visit, and the read walks all of
+ *   its page tables under its mmap lock;
  * - a process with THP disabled is not scanned, yet what was collapsed
  *   before its prctl stays huge (MariaDB after start): at the first visit
  *   that finds it so, then at most every ROLLUP_THP_DISABLED_USEC, since
@@ -618,7 +621,8 @@ static void read_rollup(struct daemon *d, struct mthpd_sched_proc *p,
 	if (p->t.thp_disabled && p->cov.rollup_usec &&
 	    now - p->cov.rollup_usec < ROLLUP_THP_DISABLED_USEC)
 		return;
-	if (!p->t.thp_disabled && !st->bytes_collapsed)
+	p->cov.sweep_collapsed |= st->bytes_collapsed > 0;
+	if (!p->t.thp_disabled && !(r == 0 && p->cov.sweep_collapsed))
 		return;
 	if (mthpd_target_read_rollup(&d->kif, &p->t, &anon, &huge) < 0)
 		return; /* gone, or a synthetic tree without it: as it was */
@@ -778,6 +782,7 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 		p->cov.sweep_huge = 0;
 		p->cov.sweep_partial = 0;
 		p->cov.sweep_result = -1;
+		p->cov.sweep_collapsed = false;
 	}
 	r = mthpd_target_pass(&d->kif, &p->t, &o, target_sink, &tc, &st);
 	note_coverage(d, p, proc, pol, &tc, &st, r);

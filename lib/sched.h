@@ -88,6 +88,7 @@ struct mthpd_sched_proc {
 		bool backoff;              /* ranges waiting for a retry (backoff, refill_backoff) */
 		/* THP disabled: when smaps_rollup gave huge_bytes last (monotonic us), 0: never */
 		uint64_t rollup_usec;
+		bool sweep_collapsed;      /* something was collapsed in the sweep under way */
 	} cov;
 };
 
