@@ -538,6 +538,7 @@ static void print_config(const struct mthpd_config *c)
 		else
 			printf("pace=no\n");
 		printf("split_partial=%s\n", p->split_partial ? "yes" : "no");
+		printf("min_age=%u\n", p->min_age_sec);
 		if (mthpd_knobs_max_ptes_none_degraded(&p->knobs))
 			printf("# note: max_ptes_none=%u acts as 0 for the sizes below 2M\n",
 			       p->knobs.max_ptes_none);

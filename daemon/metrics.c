@@ -142,6 +142,14 @@ static uint64_t unit_collapsed(const struct metrics *m, size_t policy, const cha
 	return 0;
 }
 
+static bool has_unit(const struct metrics *m, size_t policy, const char *unit)
+{
+	for (size_t i = 0; i < m->nr_units; i++)
+		if (m->units[i].policy == policy && strcmp(m->units[i].unit, unit) == 0)
+			return true;
+	return false;
+}
+
 static double percent(uint64_t part, uint64_t whole)
 {
 	if (!whole)
@@ -203,7 +211,8 @@ static const struct family families[] = {
 	F(collapse_exceed_none_pte, "Blocks skipped for too many empty or zero pages, by size."),
 	F(collapse_exceed_swap_pte, "Blocks skipped for swapped-out pages, by size."),
 	F(collapse_exceed_shared_pte, "Blocks skipped for pages shared with other processes, by size."),
-	F(collapse_failed, "Collapses that failed for other reasons, by size."),
+	F(collapse_failed,
+	  "Collapses that failed for other reasons (a process that exited is none), by size."),
 	F(planned, "Blocks the order walk planned to collapse (also in dry runs), by size."),
 };
 
@@ -211,33 +220,31 @@ static void write_family(FILE *f, const struct metrics *m, const struct family *
 {
 	fprintf(f, "# HELP mthpd_%s_total %s\n# TYPE mthpd_%s_total counter\n", fam->name, fam->help,
 		fam->name);
-	for (size_t i = 0; i <= m->n; i++) {
-		const struct mthpd_counters *c = i < m->n ? &m->per_policy[i] : &m->total;
+	/*
+	 * Per policy only: an unlabelled total beside its own breakdown would
+	 * double every sum() over the family (issue 25); m->total is their
+	 * sum, sum by (size) (...) in PromQL.
+	 */
+	for (size_t i = 0; i < m->n; i++) {
+		const struct mthpd_counters *c = &m->per_policy[i];
 		const unsigned long *v = (const unsigned long *)(const void *)((const char *)c + fam->offset);
 
 		for (unsigned int o = MTHPD_MIN_ORDER; o <= MTHPD_PMD_ORDER; o++)
-			if (i < m->n)
-				fprintf(f, "mthpd_%s_total{policy=\"%s\",size=\"%s\"} %lu\n", fam->name,
-					m->names[i], mthpd_order_name(o), v[o]);
-			else
-				fprintf(f, "mthpd_%s_total{size=\"%s\"} %lu\n", fam->name,
-					mthpd_order_name(o), v[o]);
+			fprintf(f, "mthpd_%s_total{policy=\"%s\",size=\"%s\"} %lu\n", fam->name,
+				m->names[i], mthpd_order_name(o), v[o]);
 	}
 }
 
-/* One unlabelled-by-size counter, per policy and in total. */
+/* One counter unlabelled by size, per policy (no total beside them, as above). */
 static void write_scanned(FILE *f, const struct metrics *m, const char *name, const char *help,
 			  size_t offset)
 {
 	fprintf(f, "# HELP mthpd_%s_total %s\n# TYPE mthpd_%s_total counter\n", name, help, name);
-	for (size_t i = 0; i <= m->n; i++) {
-		const struct mthpd_counters *c = i < m->n ? &m->per_policy[i] : &m->total;
+	for (size_t i = 0; i < m->n; i++) {
+		const struct mthpd_counters *c = &m->per_policy[i];
 		unsigned long v = *(const unsigned long *)(const void *)((const char *)c + offset);
 
-		if (i < m->n)
-			fprintf(f, "mthpd_%s_total{policy=\"%s\"} %lu\n", name, m->names[i], v);
-		else
-			fprintf(f, "mthpd_%s_total %lu\n", name, v);
+		fprintf(f, "mthpd_%s_total{policy=\"%s\"} %lu\n", name, m->names[i], v);
 	}
 }
 
@@ -283,7 +290,8 @@ static void write_units(FILE *f, const struct metrics *m)
 		{"unit_processes", "Matched processes of the unit (its cgroup path outside any unit).",
 		 offsetof(struct unit_sum, n)},
 		{"unit_anon_bytes", "Their anonymous memory (RssAnon).", offsetof(struct unit_sum, anon)},
-		{"unit_huge_bytes", "Of it, in PMD-mapped THPs, as of each process's last whole scan.",
+		{"unit_huge_bytes", "Of it, in PMD-mapped THPs, as of each process's last whole scan (or "
+		 "smaps_rollup: after a collapse, with THP disabled).",
 		 offsetof(struct unit_sum, huge)},
 		{"unit_partial_bytes",
 		 "Memory held by 2M folios they map in part, which nothing maps and RssAnon does "
@@ -309,9 +317,25 @@ static void write_units(FILE *f, const struct metrics *m)
 				*(const uint64_t *)(const void *)((const char *)&u + gauges[k].offset));
 		}
 	}
-	/* kept for units whose processes are gone: a counter does not vanish */
+	/*
+	 * Every matched unit has its series, 0 until something is collapsed
+	 * in it (a series that appears only at the first collapse makes
+	 * rate() miss that collapse); kept for units whose processes are
+	 * gone: a counter does not vanish.
+	 */
 	fputs("# HELP mthpd_unit_collapsed_bytes_total Bytes mthpd collapsed in the unit's "
 	      "processes since it started.\n# TYPE mthpd_unit_collapsed_bytes_total counter\n", f);
+	for (size_t i = 0; i < m->nr_rows;) {
+		const struct metrics_row *r = &m->rows[i];
+		struct unit_sum u;
+
+		i = unit_sum(m, i, &u);
+		if (has_unit(m, r->policy, r->unit))
+			continue;
+		fputs("mthpd_unit_collapsed_bytes_total", f);
+		unit_labels(f, m, r->policy, r->unit);
+		fputs(" 0\n", f);
+	}
 	for (size_t i = 0; i < m->nr_units; i++) {
 		fputs("mthpd_unit_collapsed_bytes_total", f);
 		unit_labels(f, m, m->units[i].policy, m->units[i].unit);
@@ -344,7 +368,8 @@ static void prometheus_body(FILE *f, const struct metrics *m)
 	write_gauge(f, m, "anon_bytes", "Anonymous memory (RssAnon) of the matched processes.",
 		    offsetof(struct metrics_procs, anon));
 	write_gauge(f, m, "huge_bytes",
-		    "Of it, in PMD-mapped THPs, as of each process's last whole scan.",
+		    "Of it, in PMD-mapped THPs, as of each process's last whole scan (or "
+		    "smaps_rollup: after a collapse, with THP disabled).",
 		    offsetof(struct metrics_procs, huge));
 	write_gauge(f, m, "partial_bytes",
 		    "Memory held by 2M folios the matched processes map in part, which nothing "

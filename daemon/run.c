@@ -109,6 +109,8 @@ struct daemon {
 #define QUIET_BACKOFF_MIN_USEC (1000000ULL)
 /* How often the fault count of a quiet process is read (a pass may come every 10 ms). */
 #define QUIET_CHECK_USEC (1000000ULL)
+/* smaps_rollup of a process with THP disabled, at most this often (read_rollup()) */
+#define ROLLUP_THP_DISABLED_USEC (10ULL * 1000000ULL)
 /*
  * How often discovery runs between passes, so that a new process of a
  * managed service waits about this long, not scan_sleep_millisecs: a walk
@@ -565,12 +567,7 @@ static void note_coverage(struct daemon *d, struct mthpd_sched_proc *p,
 	unsigned int most = 0;
 	int res = -1;
 
-	if (r < 0 && r != -EDQUOT)
-		return; /* exited, stopped: what it had stays */
-	if (r == 0) {
-		cov->huge_bytes = cov->sweep_huge;
-		cov->partial_bytes = cov->sweep_partial;
-	}
+	/* counted also when it exited during the visit: what was done, was done */
 	if (st->bytes_collapsed) {
 		if (cov->collapsed_in != pass_no)
 			cov->collapsed_pass = 0;
@@ -580,6 +577,13 @@ static void note_coverage(struct daemon *d, struct mthpd_sched_proc *p,
 		(void)metrics_unit_collapsed(&d->metrics, pol->name,
 					     proc->unit[0] ? proc->unit : proc->cgroup,
 					     st->bytes_collapsed);
+	}
+	if (r < 0 && r != -EDQUOT)
+		return; /* exited, stopped: what it had stays */
+	/* THP disabled: not scanned, huge_bytes is smaps_rollup's (read_rollup()) */
+	if (r == 0 && !p->t.thp_disabled) {
+		cov->huge_bytes = cov->sweep_huge;
+		cov->partial_bytes = cov->sweep_partial;
 	}
 	for (int i = 0; i < _MTHPD_SCAN_RESULT_MAX; i++)
 		if (tc->seen[i] > most) {
@@ -596,6 +600,69 @@ static void note_coverage(struct daemon *d, struct mthpd_sched_proc *p,
 }
 
 /*
+ * min_age=: a process younger than that is left alone, neither scanned nor
+ * collapsed, so that a service finishes starting first (MariaDB turns THP
+ * off for itself once its engines are up, after what was collapsed).
+ * Sets p->young_until, when it comes of age, for the pass timer.
+ */
+static bool too_young(struct mthpd_sched_proc *p, const struct mthpd_policy *pol)
+{
+	long tck = sysconf(_SC_CLK_TCK);
+	uint64_t start, now, min = (uint64_t)pol->min_age_sec * 1000000ULL;
+	struct timespec ts;
+
+	p->young_until = 0;
+	/* start time unknown (a synthetic tree): old enough */
+	if (!min || !p->t.start_ticks || tck <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
+		return false;
+	/* both after boot: stat's field 22 is in CLOCK_BOOTTIME ticks */
+	start = p->t.start_ticks * 1000000ULL / (uint64_t)tck;
+	now = (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000U;
+	if (now >= start + min)
+		return false;
+	p->young_until = now_usec() + (start + min - (now > start ? now : start));
+	return true;
+}
+
+/*
+ * The anonymous and huge bytes `mthpd status` and the metrics show, read
+ * again from smaps_rollup where what the visit knows is not what the
+ * kernel maps (issue 25):
+ * - at the end of a sweep that collapsed, when huge_bytes is published:
+ *   RssAnon was read before the visit, and with max_ptes_none > 0 the
+ *   collapses filled pages in (huge 16 MiB of anon 13.4 MiB until the
+ *   next visit).  Once a sweep, not after every visit that collapsed: a
+ *   paced process collapses one range a visit, and the read walks all of
+ *   its page tables under its mmap lock;
+ * - a process with THP disabled is not scanned, yet what was collapsed
+ *   before its prctl stays huge (MariaDB after start): at the first visit
+ *   that finds it so, then at most every ROLLUP_THP_DISABLED_USEC, since
+ *   smaps_rollup walks all of its page tables.
+ */
+static void read_rollup(struct daemon *d, struct mthpd_sched_proc *p,
+			const struct mthpd_pass_stats *st, int r)
+{
+	uint64_t anon, huge, now = now_usec();
+
+	if (r < 0 && r != -EDQUOT)
+		return;
+	if (!p->t.thp_disabled)
+		p->cov.rollup_usec = 0;
+	if (p->t.thp_disabled && p->cov.rollup_usec &&
+	    now - p->cov.rollup_usec < ROLLUP_THP_DISABLED_USEC)
+		return;
+	p->cov.sweep_collapsed |= st->bytes_collapsed > 0;
+	if (!p->t.thp_disabled && !(r == 0 && p->cov.sweep_collapsed))
+		return;
+	if (mthpd_target_read_rollup(&d->kif, &p->t, &anon, &huge) < 0)
+		return; /* gone, or a synthetic tree without it: as it was */
+	p->t.rss_anon = anon;
+	p->cov.huge_bytes = huge;
+	if (p->t.thp_disabled)
+		p->cov.rollup_usec = now;
+}
+
+/*
  * One visit of one process (mthpd_sched_visit_fn): from p->resume on, with
  * at most @allowance pages of budget.  Sets p->resume (0: it reached the
  * end) and *ret_spent.  Returns 0, or -ECANCELED (stop).
@@ -608,7 +675,7 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 	const struct mthpd_proc *proc = &d->procs[p->proc];
 	const struct mthpd_policy *pol = &d->cfg->policies[p->policy];
 	uint64_t *bytes_left = &vc->bytes_left[p->policy];
-	struct mthpd_pass_stats st;
+	struct mthpd_pass_stats st = {0}; /* -ENOMEM leaves it unwritten */
 	bool pressure = d->backing_off, faults_known, released;
 	uint64_t budget = allowance, faults = 0;
 	size_t slot;
@@ -708,6 +775,12 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 		p->open = true;
 		d->nr_open++;
 	}
+	if (too_young(p, pol)) {
+		/* nothing spent: its share goes to the others; the timer comes back for it */
+		p->resume = 0;
+		*ret_spent = 0;
+		return 0;
+	}
 	say_thp_disabled(p, proc, pol);
 
 	struct mthpd_pass_opts o = {
@@ -739,9 +812,11 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 		p->cov.sweep_huge = 0;
 		p->cov.sweep_partial = 0;
 		p->cov.sweep_result = -1;
+		p->cov.sweep_collapsed = false;
 	}
 	r = mthpd_target_pass(&d->kif, &p->t, &o, target_sink, &tc, &st);
 	note_coverage(d, p, proc, pol, &tc, &st, r);
+	read_rollup(d, p, &st, r);
 	say_splits(&tc, p, proc, pol);
 	if (r == 0 && o.start == 0 && !p->t.thp_disabled)
 		say_vmas_refused(p, proc, pol);
@@ -967,6 +1042,8 @@ static void reason_of(const struct mthpd_sched_proc *p, char *buf, size_t size)
 		ADD("backoff");
 	if (p->said_unreadable)
 		ADD("permission_denied");
+	if (p->young_until)
+		ADD("min_age");
 #undef ADD
 	if (!buf[0])
 		(void)snprintf(buf, size, "-");
@@ -1016,7 +1093,8 @@ static void count_processes(struct daemon *d)
 		row->collapsed_pass = p->cov.collapsed_in == d->metrics.passes ? p->cov.collapsed_pass : 0;
 		row->collapsed = p->cov.collapsed_total;
 		row->thp_disabled = thp_off;
-		row->last_result = p->last_visit == 0   ? "not_visited"
+		row->last_result = p->last_visit == 0 || (p->young_until && p->cov.last_result < 0)
+					   ? "not_visited"
 				   : row->thp_disabled      ? "thp_disabled"
 				   : p->said_unreadable     ? "permission_denied"
 				   : p->cov.last_result < 0 ? "nothing_to_do"
@@ -1357,10 +1435,28 @@ static int arm_next_pass(struct daemon *d)
 {
 	static const struct itimerspec off;
 
+	uint64_t msec = d->cfg->daemon.scan_sleep_millisecs, now = now_usec();
+
 	d->idle = d->cfg->daemon.scan_sleep_millisecs <= ARRIVAL_CHECK_MSEC && settled(d);
 	if (d->idle)
 		return timerfd_settime(d->timer_fd, 0, &off, NULL) < 0 ? -errno : 0;
-	return arm_timer(d, d->cfg->daemon.scan_sleep_millisecs);
+	/*
+	 * A process that comes of age (min_age=) before then: a pass then,
+	 * not up to scan_sleep_millisecs later; at least 100 ms on, so that
+	 * one a pass did not reach (pages_to_scan spent) cannot spin passes.
+	 */
+	for (size_t i = 0; i < d->sched.n; i++) {
+		uint64_t until = d->sched.procs[i]->young_until, wait;
+
+		if (!until || d->sched.procs[i]->policy < 0)
+			continue;
+		wait = until > now ? (until - now + 999) / 1000 : 0;
+		if (wait < 100)
+			wait = 100;
+		if (wait < msec)
+			msec = wait;
+	}
+	return arm_timer(d, msec);
 }
 
 /*

@@ -69,6 +69,16 @@ static int parse_millis(const char *v, void *field, char *why, size_t n)
 	return 0;
 }
 
+static int parse_seconds(const char *v, void *field, char *why, size_t n)
+{
+	if (mthpd_parse_uint(v, MTHPD_MIN_AGE_MAX_SEC, field) < 0) {
+		(void)snprintf(why, n, "'%s' is not a number of seconds from 0 to %u", v,
+			       MTHPD_MIN_AGE_MAX_SEC);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int parse_count(const char *v, void *field, char *why, size_t n)
 {
 	if (mthpd_parse_uint(v, 1000000, field) < 0 || *(unsigned int *)field == 0) {
@@ -263,7 +273,8 @@ static int parse_pace(const char *v, void *field, char *why, size_t n)
 /* A policy before its file is read: what each key it does not set means. */
 static struct mthpd_policy policy_defaults(const struct mthpd_knobs *defaults)
 {
-	return (struct mthpd_policy){.enabled = true, .split_partial = true, .knobs = *defaults};
+	return (struct mthpd_policy){.enabled = true, .split_partial = true, .knobs = *defaults,
+				     .min_age_sec = MTHPD_MIN_AGE_DEFAULT_SEC};
 }
 
 #define D(name, fn) {"Daemon", #name, T_DAEMON, fn, offsetof(struct mthpd_daemon_conf, name)}
@@ -291,6 +302,7 @@ static const struct key keys[] = {
 	P("max_bytes_per_pass", parse_bytes, max_bytes_per_pass),
 	P("pace", parse_pace, pace_percent),
 	P("split_partial", parse_bool, split_partial),
+	P("min_age", parse_seconds, min_age_sec),
 };
 
 /* State of parsing one file. */

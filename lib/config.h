@@ -33,7 +33,16 @@ struct mthpd_policy {
 	unsigned int pace_percent;
 	/* split_partial=: split 2M folios its processes map in part (default yes) */
 	bool split_partial;
+	/*
+	 * min_age=: seconds a process must have run before its first collapse,
+	 * so that a service finishes starting (and makes its prctl) first
+	 */
+	unsigned int min_age_sec;
 };
+
+/* min_age= of a policy that does not set it: see man/mthpd.conf.5 */
+#define MTHPD_MIN_AGE_DEFAULT_SEC 10U
+#define MTHPD_MIN_AGE_MAX_SEC 86400U
 
 struct mthpd_daemon_conf {
 	unsigned int scan_sleep_millisecs;  /* between passes */

@@ -33,15 +33,16 @@ bool mthpd_status_parse_thp_disabled(const char *status)
 	return *p == '0';
 }
 
-int mthpd_status_parse_rss_anon(const char *status, uint64_t *ret)
+/* The "\nKEY:   N kB" line of a /proc text (@key with its newline and colon), in bytes. */
+static int parse_kb_line(const char *text, const char *key, uint64_t *ret)
 {
-	const char *p = strstr(status, "\nRssAnon:");
+	const char *p = strstr(text, key);
 	unsigned long long kb;
 	char *end;
 
 	if (!p)
 		return -ENOENT;
-	p += strlen("\nRssAnon:");
+	p += strlen(key);
 	p += strspn(p, " \t");
 	if (*p < '0' || *p > '9')
 		return -EINVAL;
@@ -50,6 +51,30 @@ int mthpd_status_parse_rss_anon(const char *status, uint64_t *ret)
 	if (errno || strncmp(end, " kB", 3) != 0 || kb > UINT64_MAX / 1024)
 		return -EINVAL;
 	*ret = (uint64_t)kb * 1024;
+	return 0;
+}
+
+int mthpd_status_parse_rss_anon(const char *status, uint64_t *ret)
+{
+	return parse_kb_line(status, "\nRssAnon:", ret);
+}
+
+/*
+ * /proc/PID/smaps_rollup:
+ * "55d0b6a3e000-7ffd8f1f8000 ---p 00000000 00:00 0    [rollup]\nRss: ...
+ *  Anonymous:         30876 kB\nKSM: ...\nAnonHugePages:     28672 kB\n..."
+ */
+int mthpd_rollup_parse(const char *rollup, uint64_t *ret_anon, uint64_t *ret_huge)
+{
+	uint64_t anon, huge;
+	int r = parse_kb_line(rollup, "\nAnonymous:", &anon);
+
+	if (r >= 0)
+		r = parse_kb_line(rollup, "\nAnonHugePages:", &huge);
+	if (r < 0)
+		return r;
+	*ret_anon = anon;
+	*ret_huge = huge;
 	return 0;
 }
 

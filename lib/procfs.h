@@ -27,6 +27,14 @@ bool mthpd_status_parse_thp_disabled(const char *status);
  */
 int mthpd_status_parse_rss_anon(const char *status, uint64_t *ret);
 
+/*
+ * Pure: the Anonymous and AnonHugePages lines of a /proc/PID/smaps_rollup
+ * text, in bytes: what the kernel maps of the process's anonymous memory
+ * now, and of it PMD-mapped.  Returns 0, -ENOENT when a line is missing,
+ * -EINVAL when one is not a number of kB.
+ */
+int mthpd_rollup_parse(const char *rollup, uint64_t *ret_anon, uint64_t *ret_huge);
+
 /* What /proc/PID/status says a pid is: mthpd_status_parse_ident(). */
 struct mthpd_pid_ident {
 	pid_t tgid; /* the process it belongs to: another number for a thread */

@@ -58,6 +58,8 @@ struct mthpd_sched_proc {
 	bool said_thp_disabled;
 	unsigned int said_vmas_refused;
 	bool said_unreadable; /* its pagemap or pidfd could not be opened: EACCES/EPERM */
+	/* younger than its policy's min_age=: left alone until then (monotonic us); 0: not */
+	uint64_t young_until;
 	/*
 	 * Pacing (lib/pace.h), set by the daemon: the clock of a paced
 	 * process, and whether a visit stopped at @resume only to rest; it
@@ -84,6 +86,9 @@ struct mthpd_sched_proc {
 		int sweep_result;          /* the same, for the sweep under way */
 		int held;                  /* enum mthpd_scan_result that held its plan back, -1: none */
 		bool backoff;              /* ranges waiting for a retry (backoff, refill_backoff) */
+		/* THP disabled: when smaps_rollup gave huge_bytes last (monotonic us), 0: never */
+		uint64_t rollup_usec;
+		bool sweep_collapsed;      /* something was collapsed in the sweep under way */
 	} cov;
 };
 

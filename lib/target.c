@@ -13,6 +13,19 @@
 #include "util.h"
 #include "vmas.h"
 
+int mthpd_target_read_rollup(struct mthpd_kif *kif, const struct mthpd_target *t,
+			     uint64_t *ret_anon, uint64_t *ret_huge)
+{
+	char path[64], rollup[4096];
+	int r = mthpd_procfs_pid_path(path, sizeof(path), t->pid, "smaps_rollup");
+
+	if (r >= 0)
+		r = mthpd_kif_read_proc(kif, path, rollup, sizeof(rollup));
+	if (r < 0)
+		return r;
+	return mthpd_rollup_parse(rollup, ret_anon, ret_huge);
+}
+
 int mthpd_target_read_status(struct mthpd_kif *kif, struct mthpd_target *t)
 {
 	char path[64], status[4096];
@@ -55,6 +68,13 @@ int mthpd_target_open(struct mthpd_kif *kif, pid_t pid, bool need_pidfd,
 		if (n > 0 && (line[n] = '\0', mthpd_stat_parse_kthread(line) > 0)) {
 			r = -EOPNOTSUPP;
 			goto fail;
+		}
+		if (n > 0) {
+			char comm[32];
+
+			/* its age, for min_age=; unknown (0) in a tree without it */
+			if (mthpd_stat_parse_start(line, comm, sizeof(comm), &t.start_ticks) < 0)
+				t.start_ticks = 0;
 		}
 	}
 	r = mthpd_procfs_pid_path(path, sizeof(path), pid, "pagemap");

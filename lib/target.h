@@ -27,6 +27,7 @@ struct mthpd_target {
 	int stat_fd;        /* /proc/PID/stat, for mthpd_target_faults(); -1 if not open */
 	bool thp_disabled;  /* prctl(PR_SET_THP_DISABLE): never touched */
 	uint64_t rss_anon;  /* bytes, RssAnon of /proc/PID/status when last read; 0: unknown */
+	uint64_t start_ticks; /* its start, clock ticks after boot (stat field 22); 0: unknown */
 	struct mthpd_pagemap pagemap;
 	/*
 	 * The VMAs asked about by earlier passes, sorted by start: a target
@@ -46,6 +47,14 @@ struct mthpd_target {
  */
 int mthpd_target_open(struct mthpd_kif *kif, pid_t pid, bool need_pidfd,
 		      struct mthpd_target *ret);
+
+/*
+ * The same read from /proc/PID/smaps_rollup: exact, unlike RssAnon (per-CPU
+ * counters), at the price of a walk of the process's page tables.
+ * Returns 0, -ENOENT (a synthetic tree without it, or gone), -errno.
+ */
+int mthpd_target_read_rollup(struct mthpd_kif *kif, const struct mthpd_target *t,
+			     uint64_t *ret_anon, uint64_t *ret_huge);
 
 /*
  * Reads /proc/PID/status again for THP_enabled: a process may call

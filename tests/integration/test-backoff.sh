@@ -18,7 +18,7 @@ A=${CGROUPS[0]}
 CONF=$TMP/conf
 mkdir -p "$CONF/policy.d"
 printf '[Daemon]\nscan_sleep_millisecs=200\nstate_file=%s\nmetrics_file=\n' "$TMP/status" >"$CONF/mthpd.conf"
-printf '[Match]\ncgroup=/mthpd-backoff-*\n[Policy]\nsizes=2M\nmax_ptes_none=0\n' >"$CONF/policy.d/50-a.conf"
+printf '[Match]\ncgroup=/mthpd-backoff-*\n[Policy]\nmin_age=0\nsizes=2M\nmax_ptes_none=0\n' >"$CONF/policy.d/50-a.conf"
 
 in_cgroup "$A" pinned full
 P=$WL_PID B=$WL_BASE FD=$WL_FD

@@ -26,8 +26,8 @@ Q=$WL_PID QB=$WL_BASE QFD=$WL_FD
 CONF=$TMP/conf
 mkdir -p "$CONF/policy.d"
 printf '[Daemon]\nscan_sleep_millisecs=100\nstate_file=%s\nmetrics_file=%s\n' "$TMP/status" "$TMP/metrics" >"$CONF/mthpd.conf"
-printf '[Match]\ncgroup=/mthpd-cov-a-*\n[Policy]\nsizes=2M\nmax_ptes_none=0\n' >"$CONF/policy.d/50-a.conf"
-printf '[Match]\ncgroup=/mthpd-cov-b-*\n[Policy]\nsizes=2M\ndry_run=yes\n' >"$CONF/policy.d/60-b.conf"
+printf '[Match]\ncgroup=/mthpd-cov-a-*\n[Policy]\nmin_age=0\nsizes=2M\nmax_ptes_none=0\n' >"$CONF/policy.d/50-a.conf"
+printf '[Match]\ncgroup=/mthpd-cov-b-*\n[Policy]\nmin_age=0\nsizes=2M\ndry_run=yes\n' >"$CONF/policy.d/60-b.conf"
 "$MTHPD" run --config-dir "$CONF" 2>"$TMP/run.log" &
 DAEMON=$!
 huge_within "$P" "$PB" 3 4096 || check_fail "the two full ranges of $P were not collapsed"

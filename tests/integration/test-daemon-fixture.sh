@@ -3,7 +3,8 @@
 # needed): units matched by policy, unmatched processes never looked at,
 # memory pressure (PSI) turning collapsing off and on with one log line
 # each, and per-decision records.  With --proc-root the daemon only plans.
-# Then (issue 18): the version in the log, the metrics and `status`; one
+# The metrics add up: no family with a total beside its own breakdown, a
+# zero counter for a matched unit (issue 25).  Then (issue 18): the version in the log, the metrics and `status`; one
 # daemon per configuration and state file (a second exits 2); the state
 # file kept fresh between passes a minute apart, and `status` calling a
 # stopped daemon's file stale; a process planned while memory pressure held
@@ -61,6 +62,10 @@ grep -q "pid 100 'redis-server' redis-server.service: dry_run: 2M x1 (policy 50-
 grep -q "pid 200" "$T/log" && fail "the unmatched process appears in the log"
 grep -q 'mthpd_planned_total{policy="50-redis.conf",size="2M"} [1-9]' "$T/metrics.prom" ||
 	fail "metrics: nothing planned for 50-redis.conf"
+# Numbers that add up (issue 25): no total beside its own breakdown in a
+# family, and the matched unit's counter there at 0 before any collapse.
+"$(dirname "$0")/prom-check" "$T/metrics.prom" redis-server.service >"$T/prom-check" ||
+	fail "metrics: $(cat "$T/prom-check")"
 
 psi 50.00
 wait_log "is above psi_threshold" || fail "no log line when pressure rose above psi_threshold"

@@ -25,6 +25,7 @@ cat >"$CONF/policy.d/50-a.conf" <<EOT
 [Match]
 cgroup=/mthpd-test-a-*
 [Policy]
+min_age=0
 sizes=2M
 max_ptes_none=0
 EOT
@@ -70,6 +71,9 @@ v=$(wl_verify "$PA" "$FDA"); [ "$v" = ok ] || check_fail "A's memory: $v"
 v=$(wl_verify "$PB" "$FDB"); [ "$v" = ok ] || check_fail "B's memory: $v"
 grep -q "mthpd_collapse_alloc_total{policy=\"50-a.conf\",size=\"2M\"} 2$" "$TMP/metrics.prom" ||
 	check_fail "metrics: no collapse_alloc of 2 for 50-a.conf: $(grep collapse_alloc_total "$TMP/metrics.prom" | grep -v ' 0$')"
+# a live daemon's metrics add up: no total beside its breakdown (issue 25)
+"$(dirname "$0")/prom-check" "$TMP/metrics.prom" >"$TMP/prom-check" ||
+	check_fail "metrics: $(cat "$TMP/prom-check")"
 "$MTHPD" status --config-dir "$CONF" >"$TMP/status.out" || check_fail "mthpd status: $(cat "$TMP/status.out")"
 grep -q "^mthpd is running as pid $DAEMON" "$TMP/status.out" || check_fail "status: $(head -1 "$TMP/status.out")"
 grep -q "succeeded" "$TMP/first.log" || check_fail "no decision logged"
@@ -132,6 +136,7 @@ cat >"$CONF/policy.d/40-c.conf" <<EOT
 [Match]
 cgroup=/mthpd-test-c-*
 [Policy]
+min_age=0
 sizes=64K
 max_ptes_none=0
 EOT

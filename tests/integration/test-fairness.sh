@@ -28,7 +28,7 @@ pages_to_scan=4096
 state_file=$TMP/status
 EOT
 for p in a b; do
-	printf '[Match]\ncgroup=/mthpd-fair-%s-*\n[Policy]\nsizes=2M\nmax_ptes_none=0\n' "$p" \
+	printf '[Match]\ncgroup=/mthpd-fair-%s-*\n[Policy]\nmin_age=0\nsizes=2M\nmax_ptes_none=0\n' "$p" \
 		>"$CONF/policy.d/50-$p.conf"
 done
 "$MTHPD" check-config --config-dir "$CONF" >"$TMP/check.out" || die "check-config: $(cat "$TMP/check.out")"

@@ -19,7 +19,7 @@ A=${CGROUPS[0]}
 CONF=$TMP/conf
 mkdir -p "$CONF/policy.d"
 printf '[Daemon]\nscan_sleep_millisecs=60000\nstate_file=%s\nmetrics_file=\n' "$TMP/status" >"$CONF/mthpd.conf"
-printf '[Match]\ncgroup=/mthpd-pace-*\n[Policy]\nsizes=2M\nmax_ptes_none=0\npace=10%%\n' >"$CONF/policy.d/50-a.conf"
+printf '[Match]\ncgroup=/mthpd-pace-*\n[Policy]\nmin_age=0\nsizes=2M\nmax_ptes_none=0\npace=10%%\n' >"$CONF/policy.d/50-a.conf"
 "$MTHPD" check-config --config-dir "$CONF" | grep -q '^pace=10%$' ||
 	check_fail "check-config does not show pace=10%"
 

@@ -16,8 +16,8 @@ child_cgroups pva pvb pvc
 A=${CGROUPS[0]} PB=${CGROUPS[1]} C=${CGROUPS[2]}
 CONF=$TMP/conf
 mkdir -p "$CONF/policy.d"
-printf '[Match]\ncgroup=/mthpd-pva-*\n[Policy]\nsizes=2M\nmax_ptes_none=511\n' >"$CONF/policy.d/50-a.conf"
-printf '[Match]\ncgroup=/mthpd-pvb-*\n[Policy]\nenabled=no\n' >"$CONF/policy.d/40-b.conf"
+printf '[Match]\ncgroup=/mthpd-pva-*\n[Policy]\nmin_age=0\nsizes=2M\nmax_ptes_none=511\n' >"$CONF/policy.d/50-a.conf"
+printf '[Match]\ncgroup=/mthpd-pvb-*\n[Policy]\nmin_age=0\nenabled=no\n' >"$CONF/policy.d/40-b.conf"
 
 in_cgroup "$A" full half sparse
 W1=$WL_PID W1B=$WL_BASE W1FD=$WL_FD
@@ -75,7 +75,7 @@ grep -Eq "pid $W4 'workload': anon [0-9]\.[0-9]{2} MiB, huge 0 B;" "$TMP/c.txt" 
 # --policy NAME, and a new FILE that sorts before 50-a.conf: it takes W1, strictly
 "$MTHPD" plan --config-dir "$CONF" --json --policy 40-b >"$TMP/n.json"
 [ "$(jq -s -c '[.[] | select(.type == "process") | .pid]' "$TMP/n.json")" = "[$W3]" ] || check_fail "--policy 40-b: $(cat "$TMP/n.json")"
-printf '[Match]\ncgroup=/mthpd-pva-*\n[Policy]\nsizes=2M\nmax_ptes_none=0\n' >"$TMP/45-new.conf"
+printf '[Match]\ncgroup=/mthpd-pva-*\n[Policy]\nmin_age=0\nsizes=2M\nmax_ptes_none=0\n' >"$TMP/45-new.conf"
 "$MTHPD" plan --config-dir "$CONF" --json --policy "$TMP/45-new.conf" >"$TMP/f.json"
 want=$(expect "$W1" --sizes 2M --max-ptes-none 0)
 have=$(jq -r --argjson pid "$W1" 'select(.type == "process" and .pid == $pid) | "\(.policy) \(.collapse_bytes) \(.fill_bytes)"' "$TMP/f.json")

@@ -18,7 +18,7 @@ A=${CGROUPS[0]}
 CONF=$TMP/conf
 mkdir -p "$CONF/policy.d"
 printf '[Daemon]\nscan_sleep_millisecs=200\nstate_file=%s\nmetrics_file=\n' "$TMP/status" >"$CONF/mthpd.conf"
-printf '[Match]\ncgroup=/mthpd-refill-*\n[Policy]\nsizes=2M\nmax_ptes_none=511\n' >"$CONF/policy.d/50-a.conf"
+printf '[Match]\ncgroup=/mthpd-refill-*\n[Policy]\nmin_age=0\nsizes=2M\nmax_ptes_none=511\n' >"$CONF/policy.d/50-a.conf"
 
 # one_case DISABLE: the sequence with MTHPD_DISABLE=DISABLE (empty: the backoff works)
 one_case() {

@@ -25,7 +25,7 @@ C=$T/conf
 mkdir -p "$C/policy.d"
 # the state file in the configuration directory: its rewrites must not reload
 printf '[Daemon]\nscan_sleep_millisecs=100\nmetrics_file=\nstate_file=%s/status\n' "$C" >"$C/mthpd.conf"
-policy() { printf '[Match]\nunit=%s\n[Policy]\nsizes=2M\n' "$1"; }
+policy() { printf '[Match]\nunit=%s\n[Policy]\nmin_age=0\nsizes=2M\n' "$1"; }
 policy redis-server.service >"$C/policy.d/50-redis.conf"
 
 "$MTHPD" run --config-dir "$C" --proc-root "$P" --sys-root "$T/tree/sys" 2>"$T/log" &

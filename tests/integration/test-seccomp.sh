@@ -157,7 +157,7 @@ CONF=$TMP/conf
 mkdir -p "$CONF/policy.d"
 printf '[Daemon]\nscan_sleep_millisecs=200\nmetrics_file=%s\nstate_file=%s\n' \
 	"$TMP/metrics.prom" "$TMP/status" >"$CONF/mthpd.conf"
-printf '[Match]\ncgroup=/mthpd-seccomp-*\n[Policy]\nsizes=2M\nmax_ptes_none=0\n' >"$CONF/policy.d/50-a.conf"
+printf '[Match]\ncgroup=/mthpd-seccomp-*\n[Policy]\nmin_age=0\nsizes=2M\nmax_ptes_none=0\n' >"$CONF/policy.d/50-a.conf"
 
 wl_start full half full
 PA=$WL_PID BA=$WL_BASE NA=$WL_NR FDA=$WL_FD

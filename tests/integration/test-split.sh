@@ -70,7 +70,7 @@ released() {
 
 # the policy file for the cgroup, with extra [Policy] lines $1
 policy() {
-	printf '[Match]\ncgroup=/mthpd-split-*\n[Policy]\nsizes=2M\nmax_ptes_none=511\n%b' "$1" \
+	printf '[Match]\ncgroup=/mthpd-split-*\n[Policy]\nmin_age=0\nsizes=2M\nmax_ptes_none=511\n%b' "$1" \
 		>"$CONF/policy.d/50-a.conf"
 }
 

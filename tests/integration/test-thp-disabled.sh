@@ -49,7 +49,7 @@ P=$WL_PID B=$WL_BASE FD=$WL_FD
 CONF=$TMP/conf
 mkdir -p "$CONF/policy.d"
 printf '[Daemon]\nscan_sleep_millisecs=200\nstate_file=%s\nmetrics_file=%s\n' "$TMP/status" "$TMP/metrics" >"$CONF/mthpd.conf"
-printf '[Match]\ncgroup=/mthpd-thpoff-*\n[Policy]\nsizes=2M\nmax_ptes_none=0\n' >"$CONF/policy.d/50-a.conf"
+printf '[Match]\ncgroup=/mthpd-thpoff-*\n[Policy]\nmin_age=0\nsizes=2M\nmax_ptes_none=0\n' >"$CONF/policy.d/50-a.conf"
 "$MTHPD" run --config-dir "$CONF" 2>"$TMP/run.log" &
 DAEMON=$!
 huge_within "$P" "$B" 1 2048 || check_fail "the other process was not collapsed"

@@ -18,7 +18,7 @@ CONF=$TMP/conf
 mkdir -p "$CONF/policy.d"
 printf '[Daemon]\nscan_sleep_millisecs=100\nalloc_sleep_millisecs=60000\nstate_file=%s\nmetrics_file=\n' \
 	"$TMP/status" >"$CONF/mthpd.conf"
-printf '[Match]\ncgroup=/mthpd-churn-*\n[Policy]\nsizes=2M\nmax_ptes_none=511\n' >"$CONF/policy.d/50-a.conf"
+printf '[Match]\ncgroup=/mthpd-churn-*\n[Policy]\nmin_age=0\nsizes=2M\nmax_ptes_none=511\n' >"$CONF/policy.d/50-a.conf"
 
 mkfifo "$TMP/churn.out" || die "mkfifo"
 "$CHURN" >"$TMP/churn.out" &

@@ -19,7 +19,7 @@ P=$WL_PID PB=$WL_BASE PFD=$WL_FD
 CONF=$TMP/conf
 mkdir -p "$CONF/policy.d"
 printf '[Daemon]\nscan_sleep_millisecs=200\nstate_file=%s\nmetrics_file=\n' "$TMP/status" >"$CONF/mthpd.conf"
-printf '[Match]\ncgroup=/mthpd-unread-*\n[Policy]\nsizes=2M\nmax_ptes_none=0\n' >"$CONF/policy.d/50-a.conf"
+printf '[Match]\ncgroup=/mthpd-unread-*\n[Policy]\nmin_age=0\nsizes=2M\nmax_ptes_none=0\n' >"$CONF/policy.d/50-a.conf"
 setpriv --bounding-set=-dac_read_search,-dac_override "$MTHPD" run --config-dir "$CONF" 2>"$TMP/run.log" &
 DAEMON=$!
 huge_within "$P" "$PB" 1 2048 || check_fail "the readable process was not collapsed"

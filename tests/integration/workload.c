@@ -54,6 +54,10 @@
  * pages a "half" range never wrote (256..511; a collapse may have filled
  * them) and on the same pages of a "purge" range, print "released N" (the
  * ranges).
+ * SIGWINCH: prctl(PR_SET_THP_DISABLE) now, as MariaDB does once it has
+ * started (after a collapse, say), then one page fault elsewhere, as a
+ * running service makes (a settled process is visited again on a fault),
+ * print "thp_disabled".
  * SIGTERM, SIGINT: kill the sibling and exit 0.
  */
 #include <errno.h>
@@ -418,6 +422,7 @@ int main(int argc, char **argv)
 	(void)sigaddset(&mask, SIGTERM);
 	(void)sigaddset(&mask, SIGINT);
 	(void)sigaddset(&mask, SIGHUP);
+	(void)sigaddset(&mask, SIGWINCH);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0) {
 		perror("workload: sigprocmask");
 		return 1;
@@ -505,6 +510,19 @@ int main(int argc, char **argv)
 		if (si.ssi_signo == SIGUSR2) {
 			printf("%s\n", madvise(base, (size_t)nr * RANGE_SIZE, MADV_HUGEPAGE) == 0
 					       ? "hugepage" : strerror(errno));
+			(void)fflush(stdout);
+			continue;
+		}
+		if (si.ssi_signo == SIGWINCH) {
+			bool off = prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0;
+			char *page = mmap(NULL, PAGE_SIZE, PROT_READ | PROT_WRITE,
+					  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (page != MAP_FAILED) {
+				*(volatile char *)page = 1;
+				(void)munmap(page, PAGE_SIZE);
+			}
+			printf("%s\n", off ? "thp_disabled" : strerror(errno));
 			(void)fflush(stdout);
 			continue;
 		}

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "account.h"
 #include "act.h"
 #include "fake-kif.h"
 #include "plan.h"
@@ -156,6 +157,19 @@ static void enomem_uncounted(struct fake_kif *f)
 
 static void esrch(struct fake_kif *f)
 {
+	fake_kif_answer(f, -ESRCH, false);
+}
+
+/*
+ * The process exits after 5 64K blocks were collapsed.  In a vector call
+ * the kernel's answer is the bytes advised before the failing block, whose
+ * errno is lost; the block is asked alone: ESRCH twice.
+ */
+static void five_64k_then_exit(struct fake_kif *f)
+{
+	for (int i = 0; i < 5; i++)
+		fake_kif_answer(f, 16 * 4096, true);
+	fake_kif_answer(f, -ESRCH, false);
 	fake_kif_answer(f, -ESRCH, false);
 }
 
@@ -488,6 +502,33 @@ static void test_split(void)
 	test_case = NULL;
 }
 
+/*
+ * A process killed during a pass (issue 25): the blocks collapsed before it
+ * died are counted as collapsed, its exit is no failure, block by block and
+ * in one vector call.
+ */
+static void test_exit_counted(void)
+{
+	const bool vector[] = {false, true};
+
+	for (size_t v = 0; v < 2; v++) {
+		struct run r = {.vector = vector[v]};
+		struct mthpd_counters c = {0};
+
+		test_case = vector[v] ? "exit after 5 blocks, in a vector: 5 collapsed, no failure"
+				      : "exit after 5 blocks: 5 collapsed, no failure";
+		run_walk(&r, 1U << 4, ALL_SUBPMD, five_64k_then_exit);
+		TEST_ASSERT(r.act.exited);
+		TEST_ASSERT_EQ(r.plan.nr_collapsed, 5 * 16);
+		mthpd_account_range(&c, &r.scan, &r.plan, true);
+		TEST_ASSERT_EQ(c.collapse_alloc[4], 5);
+		TEST_ASSERT_EQ(c.collapse_failed[4], 0);
+		TEST_ASSERT_EQ(c.collapse_alloc_failed[4], 0);
+		run_done(&r);
+	}
+	test_case = NULL;
+}
+
 int main(void)
 {
 	const uint32_t pmd = 1U << MTHPD_PMD_ORDER, pmd_64k = pmd | (1U << 4);
@@ -497,6 +538,7 @@ int main(void)
 	test_batch_first_fails();
 	test_split();
 	test_vectors();
+	test_exit_counted();
 
 	test_case = "2M collapse, verified";
 	run_walk(&r, pmd, 0, pmd_ok);

@@ -100,6 +100,16 @@ static const struct {
 	 "policy.d/10-a.conf:4: split_partial=: 'later' is not a boolean (yes or no)"},
 	{"split_partial in [Daemon]", "mthpd.conf", "[Daemon]\nsplit_partial=no\n",
 	 "mthpd.conf:2: unknown key 'split_partial' in [Daemon]"},
+	{"min_age negative", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Policy]\nmin_age=-1\n",
+	 "policy.d/10-a.conf:4: min_age=: '-1' is not a number of seconds from 0 to 86400"},
+	{"min_age with a unit", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Policy]\nmin_age=10s\n",
+	 "policy.d/10-a.conf:4: min_age=: '10s' is not a number of seconds from 0 to 86400"},
+	{"min_age over a day", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Policy]\nmin_age=86401\n",
+	 "policy.d/10-a.conf:4: min_age=: '86401' is not a number of seconds from 0 to 86400"},
+	{"min_age empty", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Policy]\nmin_age=\n",
+	 "policy.d/10-a.conf:4: min_age=: '' is not a number of seconds from 0 to 86400"},
+	{"min_age in [Daemon]", "mthpd.conf", "[Daemon]\nmin_age=0\n",
+	 "mthpd.conf:2: unknown key 'min_age' in [Daemon]"},
 	{"pace in [Daemon]", "mthpd.conf", "[Daemon]\npace=yes\n",
 	 "mthpd.conf:2: unknown key 'pace' in [Daemon]"},
 	{"daemon key in a policy", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Daemon]\ndry_run=yes\n",
@@ -301,7 +311,7 @@ int main(void)
 	put("mthpd.conf", "[Daemon]\nscan_sleep_millisecs=500 ; inline comment\npsi_threshold=2.5\n");
 	put("policy.d/50-redis.conf",
 	    "[Match]\nunit=redis*.service\ncomm=redis-server\n[Policy]\nsizes=2M,64K\nmax_ptes_none=0\n"
-	    "pace=yes\nsplit_partial=no\n");
+	    "pace=yes\nsplit_partial=no\nmin_age=0\n");
 	put("policy.d/10-off.conf", "[Match]\ncgroup=/system.slice/latency.service\n[Policy]\nenabled=no\n");
 	put("policy.d/90-catchall.conf", "[Match]\ncgroup=/system.slice/*\n[Policy]\ndry_run=yes\n");
 	put("policy.d/README", "not a .conf file: ignored\n");
@@ -325,6 +335,10 @@ int main(void)
 		TEST_ASSERT_EQ(c->policies[1].split_partial, false);
 		TEST_ASSERT_EQ(c->policies[0].split_partial, true);
 		TEST_ASSERT_EQ(c->policies[2].split_partial, true);
+		/* min_age: 0 where asked, else the default */
+		TEST_ASSERT_EQ(c->policies[1].min_age_sec, 0);
+		TEST_ASSERT_EQ(c->policies[0].min_age_sec, MTHPD_MIN_AGE_DEFAULT_SEC);
+		TEST_ASSERT_EQ(c->policies[2].min_age_sec, MTHPD_MIN_AGE_DEFAULT_SEC);
 
 		p = mthpd_config_match(c, "/system.slice/redis-server.service", "redis-server.service",
 				       "redis-server");

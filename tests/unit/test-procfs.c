@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "procfs.h"
@@ -111,6 +112,39 @@ static void test_status_parse_ident(void)
 	test_case = NULL;
 }
 
+/* smaps_rollup: what `mthpd status` shows after a collapse, and of a process with THP off. */
+static void test_rollup_parse(void)
+{
+	static const char head[] = "55d0b6a3e000-7ffd8f1f8000 ---p 00000000 00:00 0    [rollup]\n"
+				   "Rss:               31000 kB\n";
+	static const struct {
+		const char *what, *rest;
+		int r;
+		uint64_t anon, huge;
+	} t[] = {
+		{ "a collapsed process", "Anonymous:         30876 kB\nKSM:        0 kB\n"
+		  "AnonHugePages:     28672 kB\nShmemPmdMapped:        0 kB\n", 0,
+		  30876ULL * 1024, 28672ULL * 1024 },
+		{ "nothing huge", "Anonymous:           120 kB\nAnonHugePages:         0 kB\n", 0,
+		  120ULL * 1024, 0 },
+		{ "no AnonHugePages (THP not built in)", "Anonymous:           120 kB\n", -ENOENT, 0, 0 },
+		{ "no Anonymous", "AnonHugePages:         0 kB\n", -ENOENT, 0, 0 },
+		{ "not a number", "Anonymous:  x kB\nAnonHugePages:  0 kB\n", -EINVAL, 0, 0 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		char text[512];
+		uint64_t anon = 0xdead, huge = 0xdead;
+
+		test_case = t[i].what;
+		(void)snprintf(text, sizeof(text), "%s%s", head, t[i].rest);
+		TEST_ASSERT_EQ(mthpd_rollup_parse(text, &anon, &huge), t[i].r);
+		TEST_ASSERT_EQ(anon, t[i].r == 0 ? t[i].anon : 0xdead);
+		TEST_ASSERT_EQ(huge, t[i].r == 0 ? t[i].huge : 0xdead);
+	}
+	test_case = NULL;
+}
+
 /* Comm and start time (field 22): what `mthpd status` compares with its state file. */
 static void test_stat_parse_start(void)
 {
@@ -169,5 +203,6 @@ int main(void)
 	test_status_parse_rss_anon();
 	test_status_parse_ident();
 	test_thp_disabled_hint();
+	test_rollup_parse();
 	return test_finish();
 }
