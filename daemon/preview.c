@@ -61,6 +61,7 @@ struct entry {
 	uint64_t fill_bytes;           /* empty pages those collapses would fill */
 	uint64_t partial_bytes;        /* held by 2M folios mapped in part, which nothing maps */
 	unsigned long vmas_refused;
+	unsigned int young_sec;        /* min_age=: the daemon looks at it in this many seconds */
 };
 
 /* The sink of a plan: adds up what would be collapsed, and what it would add. */
@@ -235,6 +236,12 @@ static void look_at(struct mthpd_kif *kif, const struct mthpd_config *c,
 	/* asks the kernel about each VMA with a pidfd, as plan --pid does (target.c) */
 	r = kif->ops->pidfd_open(kif, e->proc->pid);
 	t.pidfd = r >= 0 ? r : -1;
+	{
+		uint64_t age, min = (uint64_t)c->policies[e->policy].min_age_sec * 1000000ULL;
+
+		if (mthpd_process_age_usec(t.start_ticks, &age) == 0 && age < min)
+			e->young_sec = (unsigned int)((min - age + 999999) / 1000000);
+	}
 	if (t.thp_disabled) {
 		e->verdict = V_THP_DISABLED;
 	} else {
@@ -314,6 +321,9 @@ static void print_text(const struct mthpd_config *c, const struct entry *es, siz
 			printf("; would collapse %s, filling %s",
 			       sizes_line(e->collapse_bytes, sizes, sizeof(sizes)),
 			       mthpd_text_bytes(e->fill_bytes, h3, sizeof(h3)));
+			if (e->young_sec)
+				printf("; min_age=%u: first looked at in %u s",
+				       c->policies[e->policy].min_age_sec, e->young_sec);
 			if (e->vmas_refused)
 				printf("; %lu VMA%s refused (MADV_NOHUGEPAGE)", e->vmas_refused,
 				       e->vmas_refused == 1 ? "" : "s");
@@ -364,8 +374,8 @@ static void print_json(const struct mthpd_config *c, const struct entry *es, siz
 		       verdict_names[e->verdict], e->anon_kb << 10, e->huge_kb << 10, total_collapse(e));
 		json_sizes(e->collapse_bytes);
 		printf(",\"fill_bytes\":%" PRIu64 ",\"partial_bytes\":%" PRIu64
-		       ",\"vmas_refused\":%lu}\n",
-		       e->fill_bytes, e->partial_bytes, e->vmas_refused);
+		       ",\"vmas_refused\":%lu,\"min_age_wait_seconds\":%u}\n",
+		       e->fill_bytes, e->partial_bytes, e->vmas_refused, e->young_sec);
 	}
 	/* one summary per policy with processes, in file-name order */
 	for (size_t i = 0; i < n;) {

@@ -607,20 +607,13 @@ static void note_coverage(struct daemon *d, struct mthpd_sched_proc *p,
  */
 static bool too_young(struct mthpd_sched_proc *p, const struct mthpd_policy *pol)
 {
-	long tck = sysconf(_SC_CLK_TCK);
-	uint64_t start, now, min = (uint64_t)pol->min_age_sec * 1000000ULL;
-	struct timespec ts;
+	uint64_t age, min = (uint64_t)pol->min_age_sec * 1000000ULL;
 
 	p->young_until = 0;
 	/* start time unknown (a synthetic tree): old enough */
-	if (!min || !p->t.start_ticks || tck <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
+	if (!min || mthpd_process_age_usec(p->t.start_ticks, &age) < 0 || age >= min)
 		return false;
-	/* both after boot: stat's field 22 is in CLOCK_BOOTTIME ticks */
-	start = p->t.start_ticks * 1000000ULL / (uint64_t)tck;
-	now = (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000U;
-	if (now >= start + min)
-		return false;
-	p->young_until = now_usec() + (start + min - (now > start ? now : start));
+	p->young_until = now_usec() + (min - age);
 	return true;
 }
 

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "procfs.h"
 
@@ -249,4 +251,21 @@ const char *mthpd_thp_disabled_hint(const char *comm)
 		       "could be collapsed. See mthpd's README, 'Services that turn THP off'";
 	return "the process, or whatever started it, called prctl(PR_SET_THP_DISABLE), which "
 	       "fork and exec inherit: look for a THP setting of the service and of its launcher";
+}
+
+int mthpd_process_age_usec(uint64_t start_ticks, uint64_t *ret)
+{
+	long tck = sysconf(_SC_CLK_TCK);
+	struct timespec ts;
+	uint64_t start, now;
+
+	if (!start_ticks || tck <= 0)
+		return -ENODATA;
+	if (clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
+		return -errno;
+	/* both after boot: stat's field 22 is in CLOCK_BOOTTIME ticks */
+	start = start_ticks * 1000000ULL / (uint64_t)tck;
+	now = (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000U;
+	*ret = now > start ? now - start : 0;
+	return 0;
 }

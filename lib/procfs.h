@@ -84,4 +84,11 @@ int mthpd_stat_parse_start(const char *line, char *ret_comm, size_t comm_size,
  */
 const char *mthpd_thp_disabled_hint(const char *comm);
 
+/*
+ * How long a process started @start_ticks after boot (field 22 of its
+ * /proc/PID/stat) has run, in microseconds of CLOCK_BOOTTIME.  Returns 0,
+ * -ENODATA when the start is unknown (0: a synthetic tree), -errno.
+ */
+int mthpd_process_age_usec(uint64_t start_ticks, uint64_t *ret);
+
 #endif

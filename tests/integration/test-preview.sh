@@ -82,6 +82,18 @@ have=$(jq -r --argjson pid "$W1" 'select(.type == "process" and .pid == $pid) | 
 echo "W1 under 45-new.conf: $have (plan --pid: $want)"
 [ "$have" = "45-new.conf $want" ] || check_fail "--policy FILE: '$have', expected '45-new.conf $want'"
 
+# min_age=: a process younger than that is shown with the time until the daemon looks at it
+printf '[Match]\ncgroup=/mthpd-pva-*\n[Policy]\nmin_age=3600\nsizes=2M\n' >"$TMP/45-young.conf"
+"$MTHPD" plan --config-dir "$CONF" --json --policy "$TMP/45-young.conf" >"$TMP/y.json"
+wait_s=$(jq -r --argjson pid "$W1" 'select(.type == "process" and .pid == $pid) | .min_age_wait_seconds' "$TMP/y.json")
+echo "W1 under min_age=3600: first looked at in $wait_s s"
+[ "$wait_s" -gt 3000 ] && [ "$wait_s" -le 3600 ] || check_fail "min_age=3600: min_age_wait_seconds '$wait_s'"
+"$MTHPD" plan --config-dir "$CONF" --policy "$TMP/45-young.conf" >"$TMP/y.txt"
+grep -q "pid $W1 .*; min_age=3600: first looked at in [0-9]* s" "$TMP/y.txt" ||
+	check_fail "min_age=3600: the text does not say when: $(grep "pid $W1" "$TMP/y.txt")"
+[ "$(jq -r --argjson pid "$W1" 'select(.type == "process" and .pid == $pid) | .min_age_wait_seconds' "$TMP/f.json")" = 0 ] ||
+	check_fail "min_age=0: min_age_wait_seconds is not 0"
+
 # errors: one line, exit 2
 printf '[Match]\ncgroup=/x\n[Policy]\nsizes=3M\n' >"$TMP/bad.conf"
 for args in "--policy nope" "--policy $TMP/bad.conf" "--pid $W1" "--sizes 64K"; do
