@@ -47,6 +47,8 @@ int state_ident_read(int proc_fd, pid_t pid, struct state_ident *ret)
 	r = mthpd_stat_parse_start(line, id.comm, sizeof(id.comm), &id.start_time);
 	if (r < 0)
 		return r;
+	/* field 3, after the comm's last ')': R, S, D, ..., Z for a zombie */
+	id.state = strrchr(line, ')')[2];
 	/* "3f0c9a8e-5b1d-4c2e-9f6a-0123456789ab\n", new at every boot */
 	r = read_at(proc_fd, "sys/kernel/random/boot_id", id.boot_id, sizeof(id.boot_id));
 	if (r < 0)
@@ -197,15 +199,32 @@ int state_show(const char *path, FILE *out)
 	const char *bad = NULL, *body;
 	uint64_t pid, start, written, age;
 	struct timespec ts;
+	struct stat st = {0};
 	_cleanup_close_ int fd = -1;
 	ssize_t n;
 	int r;
 
 	if (!buf)
 		return 3;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO there would block the open for ever; the daemon writes only files */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 && errno == ELOOP) {
+		fprintf(out, "mthpd: '%s' is a symbolic link, not a state file mthpd wrote\n", path);
+		return 3;
+	}
 	if (fd < 0) {
 		fprintf(out, "mthpd is not running (no state file '%s': %s)\n", path, strerror(errno));
+		return 3;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		fprintf(out, "mthpd: '%s' is not a regular file (%s), not a state file mthpd wrote\n",
+			path,
+			S_ISFIFO(st.st_mode)   ? "a FIFO"
+			: S_ISDIR(st.st_mode)  ? "a directory"
+			: S_ISCHR(st.st_mode)  ? "a character device"
+			: S_ISBLK(st.st_mode)  ? "a block device"
+			: S_ISSOCK(st.st_mode) ? "a socket"
+					       : "cannot stat it");
 		return 3;
 	}
 	n = read(fd, buf, (1 << 20) - 1);
@@ -252,6 +271,14 @@ int state_show(const char *path, FILE *out)
 	if (now_id.start_time != start || strcmp(now_id.comm, comm) != 0) {
 		fprintf(out, "mthpd is not running (pid %" PRIu64 " is now '%s', not the %s that wrote '%s')\n",
 			pid, now_id.comm, comm, path);
+		return 3;
+	}
+	/* Killed but not reaped: /proc still shows it, with its comm and start time. */
+	if (now_id.state == 'Z' || now_id.state == 'X') {
+		fprintf(out,
+			"mthpd is not running (pid %" PRIu64 " has exited: a zombie its parent has "
+			"not reaped; '%s' is left from it)\n",
+			pid, path);
 		return 3;
 	}
 	/* The same boot: CLOCK_BOOTTIME of the writer and of this process compare. */

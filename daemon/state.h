@@ -25,6 +25,7 @@ struct state_ident {
 	uint64_t start_time; /* clock ticks after boot: /proc/PID/stat field 22 */
 	char comm[16];
 	char boot_id[40];    /* /proc/sys/kernel/random/boot_id */
+	char state;          /* field 3: 'Z' for a zombie, killed but not reaped */
 };
 
 /*
@@ -61,7 +62,8 @@ void state_lock_release(struct state_lock *l);
 /*
  * `mthpd status`: checks that the state file at @path was written by a
  * process that is still that process (pid, comm, start time, boot id) and
- * recently (STATE_STALE_USEC); prints the verdict and the file to @out.
+ * recently (STATE_STALE_USEC), and is no zombie; prints the verdict and
+ * the file to @out.  Only a regular file is read (a FIFO would block).
  * Returns 0 when it runs, 3 when it does not or the file is stale.
  */
 int state_show(const char *path, FILE *out);

@@ -1,0 +1,104 @@
+#!/bin/bash
+# The files root's daemon writes and reads, against another local user
+# (uid 65534) and an operator's mistakes:
+# 3. `mthpd status` on a FIFO answers at once (exit 3), not never.
+# 4. A killed daemon not yet reaped (a zombie with its comm and start time)
+#    is not running: exit 3.
+. "$(dirname "$0")/lib.sh"
+require_all
+command -v setpriv >/dev/null || skip "setpriv not installed (util-linux)"
+
+EXTRA=()  # daemons besides $DAEMON, and a zombie's parent, killed on exit
+IMMUTABLE=() # files made immutable, made mutable again on exit (else rm fails)
+SYMLINKS_WAS=$(cat /proc/sys/fs/protected_symlinks 2>/dev/null)
+files_cleanup() {
+	local p
+	for p in "${EXTRA[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	for p in "${IMMUTABLE[@]}"; do chattr -i "$p" 2>/dev/null; done
+	[ -n "$SYMLINKS_WAS" ] && echo "$SYMLINKS_WAS" >/proc/sys/fs/protected_symlinks
+	cleanup
+}
+trap files_cleanup EXIT
+
+# Other users must reach the directories below $TMP (mktemp makes it 0700).
+chmod 0755 "$TMP" || die "chmod $TMP"
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+
+# conf NAME KEY=VALUE...: a configuration directory $TMP/NAME, no policy;
+# [Daemon] has the lines given after "scan_sleep_millisecs=200" (line 3).
+conf() {
+	local dir=$TMP/$1
+	shift
+	mkdir -p "$dir/policy.d"
+	{
+		printf '[Daemon]\nscan_sleep_millisecs=200\n'
+		printf '%s\n' "$@"
+	} >"$dir/mthpd.conf"
+}
+
+# field FILE KEY: a value of a state file ("" without one).
+field() { awk -v k="$2" '$1 == k { print $2; exit }' "$1" 2>/dev/null; }
+
+# wait_written FILE PID: true once FILE is a state file of PID written in
+# the last second or so; false after 10 s.
+wait_written() {
+	local i w now
+	for ((i = 0; i < 100; i++)); do
+		if [ "$(field "$1" pid)" = "$2" ]; then
+			w=$(field "$1" written_boottime_usec)
+			now=$(awk '{ printf "%.0f", $1 * 1000000 }' /proc/uptime)
+			[ -n "$w" ] && [ $((now - w)) -lt 1500000 ] && return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# expect_refused NAME CONF RC PATTERN [CMD]: `mthpd CMD` (check-config) exits
+# RC within 10 s and stderr matches PATTERN.
+expect_refused() {
+	local cmd=${5:-check-config} rc
+	timeout 10 "$MTHPD" "$cmd" --config-dir "$TMP/$2" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	echo "== $1: mthpd $cmd: exit $rc: $(grep -v '^<[67]>' "$TMP/err" | tail -n 3)"
+	[ "$rc" = "$3" ] || check_fail "$1: mthpd $cmd exited $rc, expected $3"
+	grep -q -- "$4" "$TMP/err" || check_fail "$1: mthpd $cmd: stderr does not match '$4'"
+}
+
+# --- 3. a FIFO for a state file
+mkfifo "$TMP/state.fifo"
+conf fifo "state_file=$TMP/state.fifo"
+timeout 5 "$MTHPD" status --config-dir "$TMP/fifo" >"$TMP/out" 2>&1
+rc=$?
+echo "== FIFO: mthpd status: exit $rc: $(cat "$TMP/out")"
+[ "$rc" = 3 ] || check_fail "FIFO: mthpd status exited $rc, expected 3 (124: it hung)"
+grep -qx "mthpd: '$TMP/state.fifo' is not a regular file (a FIFO), not a state file mthpd wrote" "$TMP/out" ||
+	check_fail "FIFO: not the message expected"
+
+# --- 4. a zombie: a daemon killed that its parent (sleep, which never waits) has not reaped
+mkdir "$TMP/z"
+conf zombie "state_file=$TMP/z/status" "metrics_file="
+# shellcheck disable=SC2016 # $0, $1 and $! belong to the inner shell
+sh -c '"$0" run --config-dir "$1" 2>/dev/null & echo $! >"$2"; exec sleep 60' \
+	"$MTHPD" "$TMP/zombie" "$TMP/z/pid" &
+PARENT=$!
+EXTRA+=("$PARENT")
+for ((i = 0; i < 50; i++)); do [ -s "$TMP/z/pid" ] && break; sleep 0.1; done
+ZP=$(cat "$TMP/z/pid")
+wait_written "$TMP/z/status" "$ZP" || check_fail "zombie: daemon $ZP wrote no state file"
+kill -KILL "$ZP"
+for ((i = 0; i < 50; i++)); do
+	[ "$(awk '{ print $3 }' "/proc/$ZP/stat" 2>/dev/null)" = Z ] && break
+	sleep 0.1
+done
+[ "$(awk '{ print $3 }' "/proc/$ZP/stat")" = Z ] || die "pid $ZP did not become a zombie"
+"$MTHPD" status --config-dir "$TMP/zombie" >"$TMP/out" 2>&1
+rc=$?
+echo "== zombie pid $ZP ($(awk '{ print $2, $3 }' "/proc/$ZP/stat")): mthpd status: exit $rc: $(head -n 1 "$TMP/out")"
+[ "$rc" = 3 ] || check_fail "zombie: mthpd status exited $rc, expected 3"
+grep -q "^mthpd is not running (pid $ZP has exited: a zombie" "$TMP/out" || check_fail "zombie: not said"
+kill -KILL "$PARENT"
+wait "$PARENT" 2>/dev/null
+EXTRA=()
+
+finish
