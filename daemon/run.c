@@ -1257,6 +1257,40 @@ static void reprobe_subpmd(struct daemon *d)
 	d->features = f;
 }
 
+/*
+ * The files of @c no other user can swap (state_dir_check()); @old: only
+ * the paths that differ from it.  Logs the refusal with the file and line
+ * of the key.  Returns 0 or -EINVAL.
+ */
+static int files_safe(const struct daemon *d, const struct mthpd_config *c,
+		      const struct mthpd_config *old)
+{
+	const struct {
+		const char *key, *path, *was;
+		unsigned int line;
+	} files[] = {
+		{"state_file", c->daemon.state_file, old ? old->daemon.state_file : NULL,
+		 c->daemon.state_file_line},
+		{"metrics_file", c->daemon.metrics_file, old ? old->daemon.metrics_file : NULL,
+		 c->daemon.metrics_file_line},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		char why[4200], where[4400];
+
+		if (!*files[i].path || (files[i].was && strcmp(files[i].path, files[i].was) == 0))
+			continue;
+		if (state_dir_check(files[i].path, why, sizeof(why)) != -EPERM)
+			continue; /* a missing directory: the probe says so */
+		state_key_where(d->opts->config_dir, files[i].key, files[i].path, files[i].line,
+				where, sizeof(where));
+		log_error("%s: %s%s", where, why,
+			  old ? "; reload refused, keeping the configuration in use" : "");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static void reload(struct daemon *d)
 {
 	struct mthpd_config *c = NULL;
@@ -1342,25 +1376,28 @@ static int claim_files(struct daemon *d)
 	const struct mthpd_daemon_conf *dc = &d->cfg->daemon;
 	struct mthpd_kif self = {.proc_fd = -1, .sys_fd = -1};
 	const char *bad = NULL;
-	char err[4200 + 200], dir[4096];
+	char err[4200 + 200], dir[4096], why[4200];
 	int r;
 
+	r = files_safe(d, d->cfg, NULL);
+	if (r < 0)
+		return r;
 	r = state_lock_take(d->opts->config_dir, dc->state_file, &d->lock, err, sizeof(err));
 	if (r < 0) {
 		log_error("%s", err);
 		return r == -EBUSY ? r : -EINVAL;
 	}
 	if (*dc->state_file) {
-		r = state_probe_writable(dc->state_file, dir, sizeof(dir));
+		r = state_probe_writable(dc->state_file, dir, sizeof(dir), why, sizeof(why));
 		if (r < 0)
-			return log_errno(LOG_LVL_ERR, -EINVAL, "state_file=%s: cannot write files in '%s': %s",
-					 dc->state_file, dir, strerror(-r));
+			return log_errno(LOG_LVL_ERR, -EINVAL, "state_file=%s: %s", dc->state_file,
+					 why);
 	}
 	if (*dc->metrics_file) {
-		r = state_probe_writable(dc->metrics_file, dir, sizeof(dir));
+		r = state_probe_writable(dc->metrics_file, dir, sizeof(dir), why, sizeof(why));
 		if (r < 0) {
-			log_warning("metrics_file=%s: cannot write files in '%s': %s; running without "
-				    "metrics", dc->metrics_file, dir, strerror(-r));
+			log_warning("metrics_file=%s: %s; running without metrics", dc->metrics_file,
+				    why);
 			d->metrics_err = r; /* not said again after each pass */
 		}
 	}

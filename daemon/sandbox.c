@@ -78,6 +78,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -274,6 +275,12 @@ static const struct rule rules[] = {
 	ALLOW(writev), /* sd_journal's memfd fallback; glibc's fatal messages */
 	ALLOW(rename),
 	ALLOW(unlink),
+	/* daemon/state.c state_tmp_*(): the new file is created O_EXCL under a
+	 * random name relative to its directory's fd and renamed over the old
+	 * one, or removed. */
+	ALLOW1(getrandom, ARG_EQ(2, GRND_NONBLOCK)),
+	ALLOW(renameat),
+	ALLOW(unlinkat),
 
 	/* sd_notify() (READY, STATUS, WATCHDOG, RELOADING, STOPPING) opens a
 	 * datagram socket per message, grows its send buffer and sends;

@@ -1,9 +1,17 @@
 #!/bin/bash
 # The files root's daemon writes and reads, against another local user
 # (uid 65534) and an operator's mistakes:
+# 1. Links planted by another user are never written through: in a
+#    directory anyone can write without the sticky bit, check-config and
+#    run refuse state_file and metrics_file naming mthpd.conf's line; in a
+#    sticky one (/tmp style) the daemon runs and the file the planted
+#    links point to (status.tmp, metrics.prom.tmp, with
+#    fs.protected_symlinks=0) stays as it was; a planted state file
+#    itself (a link of another user) is refused at start.
 # 3. `mthpd status` on a FIFO answers at once (exit 3), not never.
 # 4. A killed daemon not yet reaped (a zombie with its comm and start time)
 #    is not running: exit 3.
+# 5. An immutable state file (chattr +i) stops `mthpd run` with exit 2.
 . "$(dirname "$0")/lib.sh"
 require_all
 command -v setpriv >/dev/null || skip "setpriv not installed (util-linux)"
@@ -65,6 +73,63 @@ expect_refused() {
 	grep -q -- "$4" "$TMP/err" || check_fail "$1: mthpd $cmd: stderr does not match '$4'"
 }
 
+# --- 1. planted links
+echo 0 >/proc/sys/fs/protected_symlinks || die "cannot set fs.protected_symlinks"
+TARGET=$TMP/precious
+echo "root's file, not mthpd's" >"$TARGET"
+chmod 0644 "$TARGET"
+SUM=$(sha256sum <"$TARGET")
+
+W=$TMP/world
+mkdir "$W" && chmod 0777 "$W"
+as_nobody ln -s "$TARGET" "$W/status.tmp" || die "nobody cannot plant a link in $W"
+as_nobody ln -s "$TARGET" "$W/metrics.prom.tmp"
+conf world "state_file=$W/status" "metrics_file=$TMP/metrics.prom"
+expect_refused "world-writable state directory" world 2 \
+	"^mthpd: $TMP/world/mthpd.conf:3: state_file=$W/status: directory '$W' can be written by other users (mode 0777) and has no sticky bit$"
+expect_refused "world-writable state directory" world 2 \
+	"$TMP/world/mthpd.conf:3: state_file=$W/status: directory '$W' can be written" run
+conf world2 "state_file=$TMP/status" "metrics_file=$W/metrics.prom"
+expect_refused "world-writable metrics directory" world2 2 \
+	"^mthpd: $TMP/world2/mthpd.conf:4: metrics_file=$W/metrics.prom: directory '$W' can be written by other users"
+expect_refused "world-writable metrics directory" world2 2 "mthpd.conf:4: metrics_file=$W/metrics.prom: " run
+# A directory of another user: the owner can chmod it and swap the files.
+NOB=$TMP/nobodys
+mkdir "$NOB" && chown 65534:65534 "$NOB" && chmod 0755 "$NOB"
+conf nob "state_file=$NOB/status" "metrics_file="
+expect_refused "another user's directory" nob 2 "mthpd.conf:3: state_file=$NOB/status: directory '$NOB' belongs to uid 65534"
+
+S=$TMP/sticky
+mkdir "$S" && chmod 1777 "$S"
+as_nobody ln -s "$TARGET" "$S/status.tmp" || die "nobody cannot plant a link in $S"
+as_nobody ln -s "$TARGET" "$S/metrics.prom.tmp"
+conf sticky "state_file=$S/status" "metrics_file=$S/metrics.prom"
+"$MTHPD" check-config --config-dir "$TMP/sticky" >"$TMP/out" 2>"$TMP/err" ||
+	check_fail "sticky directory: check-config refused it: $(cat "$TMP/err")"
+"$MTHPD" run --config-dir "$TMP/sticky" 2>"$TMP/sticky.log" &
+DAEMON=$!
+wait_written "$S/status" "$DAEMON" || check_fail "sticky directory: no state file written by pid $DAEMON"
+sleep 1 # a few more writes of both files
+[ "$(sha256sum <"$TARGET")" = "$SUM" ] ||
+	check_fail "sticky directory: the daemon wrote through a planted link: $TARGET is now: $(head -c 200 "$TARGET")"
+[ "$(stat -c '%F %u' "$S/status")" = "regular file 0" ] ||
+	check_fail "sticky directory: $S/status is $(stat -c '%F of uid %u' "$S/status")"
+grep -q '^# TYPE ' "$S/metrics.prom" || check_fail "sticky directory: no metrics in $S/metrics.prom"
+daemon_stop
+left=$(find "$S" -name '*.tmp-*')
+[ -z "$left" ] || check_fail "temporary files left in $S: $left"
+echo "sticky directory: $(sha256sum <"$TARGET" | cut -c1-12) (was ${SUM:0:12}); $(find "$S" -mindepth 1 -printf '%f ')"
+
+# The state file itself planted as a link: renaming over another user's
+# entry in a sticky directory fails once capabilities are dropped; refused
+# at start, the target untouched.
+S2=$TMP/sticky2
+mkdir "$S2" && chmod 1777 "$S2"
+as_nobody ln -s "$TARGET" "$S2/status"
+conf sticky2 "state_file=$S2/status" "metrics_file="
+expect_refused "planted state file" sticky2 2 "state_file=$S2/status: '$S2/status' belongs to uid 65534 in a sticky directory" run
+[ "$(sha256sum <"$TARGET")" = "$SUM" ] || check_fail "planted state file: $TARGET was written"
+
 # --- 3. a FIFO for a state file
 mkfifo "$TMP/state.fifo"
 conf fifo "state_file=$TMP/state.fifo"
@@ -100,5 +165,19 @@ grep -q "^mthpd is not running (pid $ZP has exited: a zombie" "$TMP/out" || chec
 kill -KILL "$PARENT"
 wait "$PARENT" 2>/dev/null
 EXTRA=()
+
+# --- 5. an immutable state file
+mkdir "$TMP/imm"
+echo old >"$TMP/imm/status"
+if chattr +i "$TMP/imm/status" 2>"$TMP/err"; then
+	IMMUTABLE+=("$TMP/imm/status")
+	conf imm "state_file=$TMP/imm/status" "metrics_file="
+	expect_refused "immutable state file" imm 2 "state_file=$TMP/imm/status: '$TMP/imm/status' is immutable (chattr +i): mthpd cannot replace it"
+	expect_refused "immutable state file" imm 2 "state_file=$TMP/imm/status: '$TMP/imm/status' is immutable (chattr +i)" run
+	chattr -i "$TMP/imm/status"
+	IMMUTABLE=()
+else
+	echo "immutable state file: left out: chattr +i on $(df -T "$TMP" | awk 'NR == 2 { print $2 }') fails: $(cat "$TMP/err")"
+fi
 
 finish
