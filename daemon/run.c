@@ -1291,14 +1291,56 @@ static int files_safe(const struct daemon *d, const struct mthpd_config *c,
 	return 0;
 }
 
+/*
+ * A reload to another state_file: the new one must be writable and its
+ * lock free (else a second daemon on it would share it), or the reload is
+ * refused, the old file and lock kept.  Returns 0 with the new lock's fd in
+ * @ret_lock_fd (-1: the state file stays or there is none), or -errno.
+ */
+static int reload_files(struct daemon *d, const struct mthpd_config *c, int *ret_lock_fd)
+{
+	const struct mthpd_daemon_conf *was = &d->cfg->daemon, *now = &c->daemon;
+	char why[4200], dir[4096];
+	int r;
+
+	*ret_lock_fd = -1;
+	r = files_safe(d, c, d->cfg);
+	if (r < 0)
+		return r;
+	if (*now->state_file && strcmp(now->state_file, was->state_file) != 0) {
+		r = state_probe_writable(now->state_file, dir, sizeof(dir), why, sizeof(why));
+		if (r == 0)
+			r = state_lock_file(now->state_file, ret_lock_fd, why, sizeof(why));
+		if (r < 0) {
+			log_error("reload of '%s' refused: state_file=%s: %s; keeping state_file=%s "
+				  "and the configuration in use",
+				  d->opts->config_dir, now->state_file, why,
+				  *was->state_file ? was->state_file : "(none)");
+			return r;
+		}
+	}
+	if (*now->metrics_file && strcmp(now->metrics_file, was->metrics_file) != 0) {
+		r = state_probe_writable(now->metrics_file, dir, sizeof(dir), why, sizeof(why));
+		if (r < 0) {
+			log_warning("metrics_file=%s: %s; running without metrics", now->metrics_file,
+				    why);
+			d->metrics_err = r; /* not said again after each pass */
+		}
+	}
+	return 0;
+}
+
 static void reload(struct daemon *d)
 {
 	struct mthpd_config *c = NULL;
+	int lock_fd = -1;
 
 	(void)sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=reloading", now_usec());
 	if (load_config(d, &c) < 0) {
 		log_error("reload of '%s' failed: keeping the configuration in use",
 			  d->opts->config_dir);
+	} else if (reload_files(d, c, &lock_fd) < 0) {
+		mthpd_config_free(c);
 	} else {
 		struct mthpd_proc *procs = NULL;
 		pid_t *pids = NULL;
@@ -1321,8 +1363,19 @@ static void reload(struct daemon *d)
 			log_error("reload of '%s' failed: out of memory; keeping the configuration in use",
 				  d->opts->config_dir);
 			mthpd_config_free(c);
+			if (lock_fd >= 0)
+				(void)close(lock_fd);
 			(void)sd_notify(0, "READY=1");
 			return;
+		}
+		/* Another state file: its lock is held now, the old one's let go. */
+		if (strcmp(c->daemon.state_file, d->cfg->daemon.state_file) != 0) {
+			log_notice("state_file is now '%s' (was '%s')", c->daemon.state_file,
+				   d->cfg->daemon.state_file);
+			if (d->lock.file_fd >= 0)
+				(void)close(d->lock.file_fd);
+			d->lock.file_fd = lock_fd;
+			d->state_err = 0;
 		}
 		mthpd_config_free(d->cfg);
 		d->cfg = c;

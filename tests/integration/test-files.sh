@@ -8,6 +8,9 @@
 #    links point to (status.tmp, metrics.prom.tmp, with
 #    fs.protected_symlinks=0) stays as it was; a planted state file
 #    itself (a link of another user) is refused at start.
+# 2. A reload to another daemon's state_file is refused (its lock), and so
+#    is one to a state_file that cannot be written: the old file is kept,
+#    both daemons go on writing theirs.
 # 3. `mthpd status` on a FIFO answers at once (exit 3), not never.
 # 4. A killed daemon not yet reaped (a zombie with its comm and start time)
 #    is not running: exit 3.
@@ -129,6 +132,57 @@ as_nobody ln -s "$TARGET" "$S2/status"
 conf sticky2 "state_file=$S2/status" "metrics_file="
 expect_refused "planted state file" sticky2 2 "state_file=$S2/status: '$S2/status' belongs to uid 65534 in a sticky directory" run
 [ "$(sha256sum <"$TARGET")" = "$SUM" ] || check_fail "planted state file: $TARGET was written"
+
+# --- 2. a reload to another daemon's state file, or to one that cannot be written
+mkdir "$TMP/s1" "$TMP/s2"
+conf one "state_file=$TMP/s1/status" "metrics_file="
+conf two "state_file=$TMP/s2/status" "metrics_file="
+# appended (O_APPEND): the log is emptied between the steps
+"$MTHPD" run --config-dir "$TMP/one" 2>>"$TMP/one.log" &
+D1=$!
+EXTRA+=("$D1")
+"$MTHPD" run --config-dir "$TMP/two" 2>"$TMP/two.log" &
+D2=$!
+EXTRA+=("$D2")
+wait_written "$TMP/s1/status" "$D1" || check_fail "reload: daemon one (pid $D1) writes no $TMP/s1/status"
+wait_written "$TMP/s2/status" "$D2" || check_fail "reload: daemon two (pid $D2) writes no $TMP/s2/status"
+# reload_to NAME STATE_FILE PATTERN: daemon one reloaded with that state_file
+# logs a refusal matching PATTERN and keeps writing its own.
+reload_to() {
+	conf one "state_file=$2" "metrics_file="
+	kill -HUP "$D1"
+	for ((i = 0; i < 50; i++)); do
+		grep -qa -- "$3" "$TMP/one.log" && break
+		sleep 0.1
+	done
+	echo "== reload to $1: $(grep -a 'reload of' "$TMP/one.log" | tail -n 1)"
+	grep -qa -- "$3" "$TMP/one.log" || check_fail "reload to $1: no log line matching '$3'"
+	sleep 1.2
+	kill -0 "$D1" 2>/dev/null || check_fail "reload to $1: daemon one died"
+	wait_written "$TMP/s1/status" "$D1" || check_fail "reload to $1: daemon one no longer writes $TMP/s1/status"
+	[ "$(field "$TMP/s2/status" pid)" = "$D2" ] ||
+		check_fail "reload to $1: $TMP/s2/status names pid $(field "$TMP/s2/status" pid), not daemon two ($D2)"
+	: >"$TMP/one.log"
+}
+reload_to "the other daemon's state file" "$TMP/s2/status" \
+	"<3>reload of '$TMP/one' refused: state_file=$TMP/s2/status: another mthpd with pid $D2 already runs with state_file=$TMP/s2/status (it holds '$TMP/s2/status.lock'); keeping state_file=$TMP/s1/status and the configuration in use"
+reload_to "a missing directory" "$TMP/nodir/status" \
+	"<3>reload of '$TMP/one' refused: state_file=$TMP/nodir/status: cannot write files in '$TMP/nodir': No such file or directory; keeping state_file=$TMP/s1/status"
+wait_written "$TMP/s2/status" "$D2" || check_fail "reload: daemon two no longer writes its state file"
+"$MTHPD" status --config-dir "$TMP/two" >"$TMP/out" 2>&1 || check_fail "reload: mthpd status of daemon two: $(head -n 1 "$TMP/out")"
+# and a reload to a free one is taken, its lock with it
+conf one "state_file=$TMP/s1/new" "metrics_file="
+kill -HUP "$D1"
+wait_written "$TMP/s1/new" "$D1" || check_fail "reload to a free state file: $TMP/s1/new not written by daemon one"
+flock -n "$TMP/s1/new.lock" true && check_fail "reload to a free state file: its lock is not held"
+flock -n "$TMP/s1/status.lock" true || check_fail "reload to a free state file: the old lock is still held"
+for p in "$D1" "$D2"; do
+	kill -TERM "$p"
+	wait "$p"
+	rc=$?
+	[ "$rc" = 0 ] || check_fail "reload: daemon $p exited $rc after SIGTERM"
+done
+EXTRA=()
 
 # --- 3. a FIFO for a state file
 mkfifo "$TMP/state.fifo"
