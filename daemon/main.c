@@ -546,8 +546,8 @@ static int load_config_for(const char *dir, const char *sys_root, struct mthpd_c
  * user swap them (state_dir_check(): refused, naming the line of the key)?
  * The state file is refused, the metrics only warned about.  A directory
  * that does not exist yet is only a note: systemd's RuntimeDirectory=mthpd
- * makes /run/mthpd when the service starts, and `run` checks again then,
- * inside the unit's sandbox.
+ * makes /run/mthpd when the service starts, `mthpd run` makes it by hand,
+ * and `run` checks again then, inside the unit's sandbox.
  */
 static int check_paths(const struct mthpd_config *c)
 {
@@ -570,13 +570,20 @@ static int check_paths(const struct mthpd_config *c)
 		state_key_where(c->dir, files[i].key, files[i].path, files[i].line, where,
 				sizeof(where));
 		r = state_dir_check(files[i].path, why, sizeof(why));
-		if (r == -EPERM) {
+		if (r == -EPERM && state_in_runtime_dir(files[i].path) && state_runtime_dir_loose())
+			fprintf(stderr, "mthpd: note: %s=%s: %s: `mthpd run` makes '%s' mode 0755\n",
+				files[i].key, files[i].path, why, STATE_RUNTIME_DIR);
+		else if (r == -EPERM) {
 			fail("%s: %s", where, why);
 			status = EXIT_USAGE;
 			continue;
 		}
 		r = state_probe_writable(files[i].path, dir, sizeof(dir), why, sizeof(why));
-		if (r == -ENOENT && access(dir, F_OK) < 0)
+		if (r == -ENOENT && access(dir, F_OK) < 0 && state_in_runtime_dir(files[i].path))
+			fprintf(stderr, "mthpd: note: %s=%s: directory '%s' does not exist yet: "
+				"`mthpd run` creates it (root, mode 0755)\n",
+				files[i].key, files[i].path, dir);
+		else if (r == -ENOENT && access(dir, F_OK) < 0)
 			fprintf(stderr, "mthpd: note: %s=%s: directory '%s' does not exist (yet?): "
 				"the daemon writes nothing there until it does\n",
 				files[i].key, files[i].path, dir);

@@ -1432,6 +1432,17 @@ static int claim_files(struct daemon *d)
 	char err[4200 + 200], dir[4096], why[4200];
 	int r;
 
+	/* By hand, without systemd's RuntimeDirectory=mthpd: the default directory, only that one */
+	if (state_in_runtime_dir(dc->state_file) || state_in_runtime_dir(dc->metrics_file)) {
+		r = state_runtime_dir_make(why, sizeof(why));
+		if (r < 0)
+			return log_errno(LOG_LVL_ERR, -EINVAL, "%s", why);
+		if (r == 1)
+			log_info("created '%s' (root, mode 0755)", STATE_RUNTIME_DIR);
+		else if (r == 2)
+			log_notice("'%s' could be written by other users (%s): made it mode 0755",
+				   STATE_RUNTIME_DIR, why);
+	}
 	r = files_safe(d, d->cfg, NULL);
 	if (r < 0)
 		return r;

@@ -516,3 +516,70 @@ void state_key_where(const char *config_dir, const char *key, const char *value,
 	else
 		(void)snprintf(buf, size, "%s=%s (the default)", key, value);
 }
+
+bool state_in_runtime_dir(const char *path)
+{
+	size_t n = strlen(STATE_RUNTIME_DIR);
+
+	return strncmp(path, STATE_RUNTIME_DIR "/", n + 1) == 0 && !strchr(path + n + 1, '/');
+}
+
+int state_runtime_dir_make(char *why, size_t why_size)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	bool made = true;
+
+	if (mkdir(STATE_RUNTIME_DIR, 0755) < 0) {
+		int r = -errno;
+
+		if (r != -EEXIST) {
+			(void)snprintf(why, why_size, "cannot create '%s': %s", STATE_RUNTIME_DIR,
+				       strerror(-r));
+			return r;
+		}
+		made = false;
+	}
+	/* Whatever is there now, made by us or not: a directory of root's, not a link to one. */
+	fd = open(STATE_RUNTIME_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != 0) {
+		int r = fd < 0 ? -errno : -EPERM;
+
+		/* O_DIRECTORY|O_NOFOLLOW on a link says ENOTDIR, as for a file */
+		if (r == -ENOTDIR && lstat(STATE_RUNTIME_DIR, &st) == 0 && S_ISLNK(st.st_mode))
+			r = -ELOOP;
+
+		(void)snprintf(why, why_size, "'%s' is not a directory of root's (%s)",
+			       STATE_RUNTIME_DIR,
+			       r == -ELOOP ? "a symbolic link" : r == -ENOTDIR ? "not a directory"
+			       : r == -EPERM ? "another owner" : strerror(-r));
+		return r;
+	}
+	/*
+	 * Made now: the umask may have taken r-x from others (`mthpd status`
+	 * reads it as any user).  Found writable by others without the sticky
+	 * bit (a Kubernetes emptyDir is 0777): it is mthpd's own, so 0755, as
+	 * systemd's RuntimeDirectoryMode= would have it.  What was planted in
+	 * it meanwhile is never written through (state_tmp_create()).
+	 */
+	if (!made && !((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)))
+		return 0;
+	if (fchmod(fd, 0755) < 0) {
+		int r = -errno;
+
+		(void)snprintf(why, why_size, "cannot chmod '%s': %s", STATE_RUNTIME_DIR,
+			       strerror(-r));
+		return r;
+	}
+	if (!made)
+		(void)snprintf(why, why_size, "mode %04o", (unsigned int)(st.st_mode & 07777));
+	return made ? 1 : 2;
+}
+
+bool state_runtime_dir_loose(void)
+{
+	struct stat st;
+
+	return lstat(STATE_RUNTIME_DIR, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0 &&
+	       (st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX);
+}

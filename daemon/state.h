@@ -124,4 +124,27 @@ int state_show(const char *path, FILE *out);
 void state_key_where(const char *config_dir, const char *key, const char *value,
 		     unsigned int line, char *buf, size_t size);
 
+/*
+ * The runtime directory of the defaults (systemd's RuntimeDirectory=mthpd
+ * makes it for the service; by hand, `mthpd run` does).  Only this one is
+ * ever created: a directory named elsewhere is the operator's to make, with
+ * the owner and mode they choose.
+ */
+#define STATE_RUNTIME_DIR "/run/mthpd"
+
+/* Whether @path is a file directly in STATE_RUNTIME_DIR. */
+bool state_in_runtime_dir(const char *path);
+
+/*
+ * Creates STATE_RUNTIME_DIR (root, 0755) if it is missing, then checks
+ * that what is there is a directory owned by root and not a symbolic link;
+ * one other users can write without the sticky bit is made 0755.  Returns
+ * 1 if it made it, 2 if it changed its mode (the old one in @why), 0 if it
+ * was there as it should be, or -errno with @why.
+ */
+int state_runtime_dir_make(char *why, size_t why_size);
+
+/* Whether STATE_RUNTIME_DIR is root's, and writable by others without the sticky bit. */
+bool state_runtime_dir_loose(void);
+
 #endif

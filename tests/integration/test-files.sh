@@ -15,6 +15,9 @@
 # 4. A killed daemon not yet reaped (a zombie with its comm and start time)
 #    is not running: exit 3.
 # 5. An immutable state file (chattr +i) stops `mthpd run` with exit 2.
+# 6. `mthpd run` by hand makes the default /run/mthpd (root, 0755) when it
+#    is missing, refuses a symbolic link there, and makes one other users
+#    can write (an emptyDir) 0755 (private mount namespace, its own /run).
 . "$(dirname "$0")/lib.sh"
 require_all
 command -v setpriv >/dev/null || skip "setpriv not installed (util-linux)"
@@ -234,4 +237,55 @@ else
 	echo "immutable state file: left out: chattr +i on $(df -T "$TMP" | awk 'NR == 2 { print $2 }') fails: $(cat "$TMP/err")"
 fi
 
+# --- 6. /run/mthpd made by `mthpd run` by hand, in a private /run
+if unshare -m --propagation private true 2>/dev/null; then
+	conf rundir "metrics_file="
+	# shellcheck disable=SC2016 # $0, $1, $2 belong to the inner shell
+	unshare -m --propagation private -- sh -c '
+		fresh_run() { umount /run 2>/dev/null; mount -t tmpfs mthpd-test /run || exit 9; }
+		fresh_run
+		umask 077
+		"$0" run --config-dir "$1" 2>"$2/rundir.log" &
+		d=$!
+		i=0
+		while [ ! -s /run/mthpd/status ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+		echo "made: $(stat -c "%F %U %a" /run/mthpd)"
+		echo "status: $("$0" status --config-dir "$1" | head -n 1)"
+		kill -TERM $d
+		wait $d
+		echo "stopped: exit $?"
+		# a symbolic link there is not followed
+		fresh_run
+		mkdir /run/elsewhere && ln -s /run/elsewhere /run/mthpd
+		timeout 10 "$0" run --config-dir "$1" >/dev/null 2>"$2/rundir2.log"
+		echo "link: exit $?"
+		for f in /run/elsewhere/*; do [ -e "$f" ] && echo "written there: $f"; done
+		# mode 0777 (a Kubernetes emptyDir): made 0755
+		fresh_run
+		mkdir -m 0777 /run/mthpd
+		"$0" check-config --config-dir "$1" >/dev/null 2>"$2/rundir3.err"
+		echo "loose check-config: exit $?"
+		timeout 3 "$0" run --config-dir "$1" 2>"$2/rundir3.log"
+		echo "loose: exit $? mode $(stat -c %a /run/mthpd)"
+	' "$MTHPD" "$TMP/rundir" "$TMP" >"$TMP/rundir.out" 2>&1
+	sed 's/^/   /' "$TMP/rundir.out"
+	grep -qx "made: directory root 755" "$TMP/rundir.out" ||
+		check_fail "/run/mthpd: not made a directory of root's, mode 0755 ($(cat "$TMP/rundir.log"))"
+	grep -q "^status: mthpd is running as pid" "$TMP/rundir.out" || check_fail "/run/mthpd: mthpd status does not say running"
+	grep -qx "stopped: exit 0" "$TMP/rundir.out" || check_fail "/run/mthpd: the daemon did not stop with exit 0"
+	echo "   /run/mthpd a symbolic link: $(grep -v '^<[67]>' "$TMP/rundir2.log")"
+	grep -qx "link: exit 2" "$TMP/rundir.out" || check_fail "/run/mthpd as a symbolic link: run did not exit 2"
+	grep -qx "<3>'/run/mthpd' is not a directory of root's (a symbolic link)" "$TMP/rundir2.log" ||
+		check_fail "/run/mthpd as a symbolic link: not refused with a clear message"
+	grep -q "^written there" "$TMP/rundir.out" && check_fail "/run/mthpd as a symbolic link: files written where it points"
+	echo "   /run/mthpd mode 0777: $(cat "$TMP/rundir3.err"); $(grep -v '^<[67]>' "$TMP/rundir3.log" | head -n 1)"
+	grep -qx "loose check-config: exit 0" "$TMP/rundir.out" || check_fail "/run/mthpd mode 0777: check-config refused it"
+	grep -q "note: state_file=/run/mthpd/status: directory '/run/mthpd' can be written by other users (mode 0777) and has no sticky bit: \`mthpd run\` makes '/run/mthpd' mode 0755" "$TMP/rundir3.err" ||
+		check_fail "/run/mthpd mode 0777: check-config does not say what run will do"
+	grep -qx "loose: exit 124 mode 755" "$TMP/rundir.out" || check_fail "/run/mthpd mode 0777: not made 0755 by a daemon that runs"
+	grep -qx "<5>'/run/mthpd' could be written by other users (mode 0777): made it mode 0755" "$TMP/rundir3.log" ||
+		check_fail "/run/mthpd mode 0777: the change is not logged"
+else
+	echo "no private mount namespace (unshare -m): /run/mthpd is not checked"
+fi
 finish
