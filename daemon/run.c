@@ -1284,8 +1284,11 @@ static int files_safe(const struct daemon *d, const struct mthpd_config *c,
 			continue; /* a missing directory: the probe says so */
 		state_key_where(d->opts->config_dir, files[i].key, files[i].path, files[i].line,
 				where, sizeof(where));
-		log_error("%s: %s%s", where, why,
-			  old ? "; reload refused, keeping the configuration in use" : "");
+		if (old)
+			log_error("reload of '%s' refused: %s: %s; keeping the configuration in use",
+				  d->opts->config_dir, where, why);
+		else
+			log_error("%s: %s", where, why);
 		return -EINVAL;
 	}
 	return 0;

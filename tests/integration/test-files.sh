@@ -9,8 +9,8 @@
 #    fs.protected_symlinks=0) stays as it was; a planted state file
 #    itself (a link of another user) is refused at start.
 # 2. A reload to another daemon's state_file is refused (its lock), and so
-#    is one to a state_file that cannot be written: the old file is kept,
-#    both daemons go on writing theirs.
+#    is one to a state_file that cannot be written or in a directory others
+#    can write: the old file is kept, both daemons go on writing theirs.
 # 3. `mthpd status` on a FIFO answers at once (exit 3), not never.
 # 4. A killed daemon not yet reaped (a zombie with its comm and start time)
 #    is not running: exit 3.
@@ -171,6 +171,8 @@ reload_to "the other daemon's state file" "$TMP/s2/status" \
 	"<3>reload of '$TMP/one' refused: state_file=$TMP/s2/status: another mthpd with pid $D2 already runs with state_file=$TMP/s2/status (it holds '$TMP/s2/status.lock'); keeping state_file=$TMP/s1/status and the configuration in use"
 reload_to "a missing directory" "$TMP/nodir/status" \
 	"<3>reload of '$TMP/one' refused: state_file=$TMP/nodir/status: cannot write files in '$TMP/nodir': No such file or directory; keeping state_file=$TMP/s1/status"
+reload_to "a directory others can write" "$W/status" \
+	"<3>reload of '$TMP/one' refused: $TMP/one/mthpd.conf:3: state_file=$W/status: directory '$W' can be written by other users (mode 0777) and has no sticky bit; keeping the configuration in use"
 wait_written "$TMP/s2/status" "$D2" || check_fail "reload: daemon two no longer writes its state file"
 "$MTHPD" status --config-dir "$TMP/two" >"$TMP/out" 2>&1 || check_fail "reload: mthpd status of daemon two: $(head -n 1 "$TMP/out")"
 # and a reload to a free one is taken, its lock with it
