@@ -571,40 +571,54 @@ static int load_config_for(const char *dir, const char *sys_root, struct mthpd_c
 }
 
 /*
- * check-config: can the daemon write its files there?  The state file is
- * refused, the metrics only warned about.  A directory that does not exist
- * yet is only a note: systemd's RuntimeDirectory=mthpd makes /run/mthpd
- * when the service starts, and `run` checks again then, inside the unit's
- * sandbox.
+ * check-config: can the daemon write its files there, and can no other
+ * user swap them (state_dir_check(): refused, naming the line of the key)?
+ * The state file is refused, the metrics only warned about.  A directory
+ * that does not exist yet is only a note: systemd's RuntimeDirectory=mthpd
+ * makes /run/mthpd when the service starts, `mthpd run` makes it by hand,
+ * and `run` checks again then, inside the unit's sandbox.
  */
 static int check_paths(const struct mthpd_config *c)
 {
 	const struct {
 		const char *key, *path;
+		unsigned int line;
 		bool required;
 	} files[] = {
-		{"state_file", c->daemon.state_file, true},
-		{"metrics_file", c->daemon.metrics_file, false},
+		{"state_file", c->daemon.state_file, c->daemon.state_file_line, true},
+		{"metrics_file", c->daemon.metrics_file, c->daemon.metrics_file_line, false},
 	};
 	int status = EXIT_OK;
 
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
-		char dir[4096];
+		char dir[4096], why[4200], where[4400];
 		int r;
 
 		if (!*files[i].path)
 			continue;
-		r = state_probe_writable(files[i].path, dir, sizeof(dir));
-		if (r == -ENOENT && access(dir, F_OK) < 0)
+		state_key_where(c->dir, files[i].key, files[i].path, files[i].line, where,
+				sizeof(where));
+		r = state_dir_check(files[i].path, why, sizeof(why));
+		if (r == -EPERM && state_in_runtime_dir(files[i].path) && state_runtime_dir_loose())
+			fail("note: %s=%s: %s: `mthpd run` makes '%s' mode 0755", files[i].key,
+			     files[i].path, why, STATE_RUNTIME_DIR);
+		else if (r == -EPERM) {
+			fail("%s: %s", where, why);
+			status = EXIT_USAGE;
+			continue;
+		}
+		r = state_probe_writable(files[i].path, dir, sizeof(dir), why, sizeof(why));
+		if (r == -ENOENT && access(dir, F_OK) < 0 && state_in_runtime_dir(files[i].path))
+			fail("note: %s=%s: directory '%s' does not exist yet: `mthpd run` creates "
+			     "it (root, mode 0755)", files[i].key, files[i].path, dir);
+		else if (r == -ENOENT && access(dir, F_OK) < 0)
 			fail("note: %s=%s: directory '%s' does not exist (yet?): the daemon writes "
 			     "nothing there until it does", files[i].key, files[i].path, dir);
 		else if (r < 0 && files[i].required) {
-			fail("%s=%s: cannot write files in '%s': %s", files[i].key, files[i].path, dir,
-			     strerror(-r));
+			fail("%s=%s: %s", files[i].key, files[i].path, why);
 			status = EXIT_USAGE;
 		} else if (r < 0)
-			fail("warning: %s=%s: cannot write files in '%s': %s", files[i].key,
-			     files[i].path, dir, strerror(-r));
+			fail("warning: %s=%s: %s", files[i].key, files[i].path, why);
 	}
 	return status;
 }

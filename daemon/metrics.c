@@ -157,22 +157,28 @@ static double percent(uint64_t part, uint64_t whole)
 	return part >= whole ? 100.0 : 100.0 * (double)part / (double)whole;
 }
 
-/* Opens PATH.tmp for writing; the caller renames it over PATH when done. */
-static FILE *open_tmp(const char *path, char *tmp, size_t size)
+/*
+ * A new file next to @path for writing (daemon/state.h: created O_EXCL
+ * under a random name, never through a planted link); finish() renames it
+ * over @path.
+ */
+static FILE *open_tmp(const char *path, struct state_tmp *t)
 {
-	int fd;
+	int fd, r;
 	FILE *f;
 
-	if (snprintf(tmp, size, "%s.tmp", path) >= (int)size) {
-		errno = ENAMETOOLONG;
+	r = state_tmp_create(path, t, &fd);
+	if (r < 0) {
+		errno = -r;
 		return NULL;
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return NULL;
 	f = fdopen(fd, "we");
-	if (!f)
+	if (!f) {
+		r = errno;
 		(void)close(fd);
+		state_tmp_discard(t);
+		errno = r;
+	}
 	return f;
 }
 
@@ -182,21 +188,22 @@ static FILE *open_tmp(const char *path, char *tmp, size_t size)
  * after a crash the next pass writes them anew.  fsync was 3% of an idle
  * daemon's CPU (perf, 100 settled processes, a pass every 100 ms).
  */
-static int finish(FILE *f, const char *tmp, const char *path)
+static int finish(FILE *f, struct state_tmp *t)
 {
 	bool bad = ferror(f) != 0;
 
+	errno = 0;
 	if (fflush(f) != 0)
 		bad = true;
 	if (fclose(f) != 0)
 		bad = true;
-	if (bad || rename(tmp, path) < 0) {
+	if (bad) {
 		int r = errno ? -errno : -EIO;
 
-		(void)unlink(tmp);
+		state_tmp_discard(t);
 		return r;
 	}
-	return 0;
+	return state_tmp_commit(t);
 }
 
 struct family {
@@ -412,20 +419,20 @@ static void prometheus_body(FILE *f, const struct metrics *m)
 			mthpd_features_can_collapse(m->features, o) ? 1 : 0);
 }
 
-/* Writes PATH.tmp with @body and renames it over PATH.  An empty path writes nothing. */
+/* Writes a new file with @body and renames it over PATH.  An empty path writes nothing. */
 static int write_atomic(const char *path, void (*body)(FILE *, const struct metrics *),
 			const struct metrics *m)
 {
-	char tmp[4096];
+	struct state_tmp t;
 	FILE *f;
 
 	if (!path || !*path)
 		return 0;
-	f = open_tmp(path, tmp, sizeof(tmp));
+	f = open_tmp(path, &t);
 	if (!f)
 		return -errno;
 	body(f, m);
-	return finish(f, tmp, path);
+	return finish(f, &t);
 }
 
 int metrics_write_prometheus(const struct metrics *m, const char *path)

@@ -1360,14 +1360,93 @@ static void reprobe_subpmd(struct daemon *d)
 	d->features = f;
 }
 
+/*
+ * The files of @c no other user can swap (state_dir_check()); @old: only
+ * the paths that differ from it.  Logs the refusal with the file and line
+ * of the key.  Returns 0 or -EINVAL.
+ */
+static int files_safe(const struct daemon *d, const struct mthpd_config *c,
+		      const struct mthpd_config *old)
+{
+	const struct {
+		const char *key, *path, *was;
+		unsigned int line;
+	} files[] = {
+		{"state_file", c->daemon.state_file, old ? old->daemon.state_file : NULL,
+		 c->daemon.state_file_line},
+		{"metrics_file", c->daemon.metrics_file, old ? old->daemon.metrics_file : NULL,
+		 c->daemon.metrics_file_line},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		char why[4200], where[4400];
+
+		if (!*files[i].path || (files[i].was && strcmp(files[i].path, files[i].was) == 0))
+			continue;
+		if (state_dir_check(files[i].path, why, sizeof(why)) != -EPERM)
+			continue; /* a missing directory: the probe says so */
+		state_key_where(d->opts->config_dir, files[i].key, files[i].path, files[i].line,
+				where, sizeof(where));
+		if (old)
+			log_error("reload of '%s' refused: %s: %s; keeping the configuration in use",
+				  d->opts->config_dir, where, why);
+		else
+			log_error("%s: %s", where, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * A reload to another state_file: the new one must be writable and its
+ * lock free (else a second daemon on it would share it), or the reload is
+ * refused, the old file and lock kept.  Returns 0 with the new lock's fd in
+ * @ret_lock_fd (-1: the state file stays or there is none), or -errno.
+ */
+static int reload_files(struct daemon *d, const struct mthpd_config *c, int *ret_lock_fd)
+{
+	const struct mthpd_daemon_conf *was = &d->cfg->daemon, *now = &c->daemon;
+	char why[4200], dir[4096];
+	int r;
+
+	*ret_lock_fd = -1;
+	r = files_safe(d, c, d->cfg);
+	if (r < 0)
+		return r;
+	if (*now->state_file && strcmp(now->state_file, was->state_file) != 0) {
+		r = state_probe_writable(now->state_file, dir, sizeof(dir), why, sizeof(why));
+		if (r == 0)
+			r = state_lock_file(now->state_file, ret_lock_fd, why, sizeof(why));
+		if (r < 0) {
+			log_error("reload of '%s' refused: state_file=%s: %s; keeping state_file=%s "
+				  "and the configuration in use",
+				  d->opts->config_dir, now->state_file, why,
+				  *was->state_file ? was->state_file : "(none)");
+			return r;
+		}
+	}
+	if (*now->metrics_file && strcmp(now->metrics_file, was->metrics_file) != 0) {
+		r = state_probe_writable(now->metrics_file, dir, sizeof(dir), why, sizeof(why));
+		if (r < 0) {
+			log_warning("metrics_file=%s: %s; running without metrics", now->metrics_file,
+				    why);
+			d->metrics_err = r; /* not said again after each pass */
+		}
+	}
+	return 0;
+}
+
 static void reload(struct daemon *d)
 {
 	struct mthpd_config *c = NULL;
+	int lock_fd = -1;
 
 	(void)sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=reloading", now_usec());
 	if (load_config(d, &c) < 0) {
 		log_error("reload of '%s' failed: keeping the configuration in use",
 			  d->opts->config_dir);
+	} else if (reload_files(d, c, &lock_fd) < 0) {
+		mthpd_config_free(c);
 	} else {
 		struct mthpd_proc *procs = NULL;
 		pid_t *pids = NULL;
@@ -1390,8 +1469,19 @@ static void reload(struct daemon *d)
 			log_error("reload of '%s' failed: out of memory; keeping the configuration in use",
 				  d->opts->config_dir);
 			mthpd_config_free(c);
+			if (lock_fd >= 0)
+				(void)close(lock_fd);
 			(void)sd_notify(0, "READY=1");
 			return;
+		}
+		/* Another state file: its lock is held now, the old one's let go. */
+		if (strcmp(c->daemon.state_file, d->cfg->daemon.state_file) != 0) {
+			log_notice("state_file is now '%s' (was '%s')", c->daemon.state_file,
+				   d->cfg->daemon.state_file);
+			if (d->lock.file_fd >= 0)
+				(void)close(d->lock.file_fd);
+			d->lock.file_fd = lock_fd;
+			d->state_err = 0;
 		}
 		mthpd_config_free(d->cfg);
 		d->cfg = c;
@@ -1463,25 +1553,39 @@ static int claim_files(struct daemon *d)
 	const struct mthpd_daemon_conf *dc = &d->cfg->daemon;
 	struct mthpd_kif self = {.proc_fd = -1, .sys_fd = -1};
 	const char *bad = NULL;
-	char err[MTHPD_ERR_SIZE], dir[4096];
+	char err[MTHPD_ERR_SIZE], dir[4096], why[MTHPD_ERR_SIZE];
 	int r;
 
+	/* By hand, without systemd's RuntimeDirectory=mthpd: the default directory, only that one */
+	if (state_in_runtime_dir(dc->state_file) || state_in_runtime_dir(dc->metrics_file)) {
+		r = state_runtime_dir_make(why, sizeof(why));
+		if (r < 0)
+			return log_errno(LOG_LVL_ERR, -EINVAL, "%s", why);
+		if (r == 1)
+			log_info("created '%s' (root, mode 0755)", STATE_RUNTIME_DIR);
+		else if (r == 2)
+			log_notice("'%s' could be written by other users (%s): made it mode 0755",
+				   STATE_RUNTIME_DIR, why);
+	}
+	r = files_safe(d, d->cfg, NULL);
+	if (r < 0)
+		return r;
 	r = state_lock_take(d->opts->config_dir, dc->state_file, &d->lock, err, sizeof(err));
 	if (r < 0) {
 		log_error("%s", err);
 		return r == -EBUSY ? r : -EINVAL;
 	}
 	if (*dc->state_file) {
-		r = state_probe_writable(dc->state_file, dir, sizeof(dir));
+		r = state_probe_writable(dc->state_file, dir, sizeof(dir), why, sizeof(why));
 		if (r < 0)
-			return log_errno(LOG_LVL_ERR, -EINVAL, "state_file=%s: cannot write files in '%s': %s",
-					 dc->state_file, dir, strerror(-r));
+			return log_errno(LOG_LVL_ERR, -EINVAL, "state_file=%s: %s", dc->state_file,
+					 why);
 	}
 	if (*dc->metrics_file) {
-		r = state_probe_writable(dc->metrics_file, dir, sizeof(dir));
+		r = state_probe_writable(dc->metrics_file, dir, sizeof(dir), why, sizeof(why));
 		if (r < 0) {
-			log_warning("metrics_file=%s: cannot write files in '%s': %s; running without "
-				    "metrics", dc->metrics_file, dir, strerror(-r));
+			log_warning("metrics_file=%s: %s; running without metrics", dc->metrics_file,
+				    why);
 			d->metrics_err = r; /* not said again after each pass */
 		}
 	}

@@ -67,6 +67,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/fs.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -75,9 +76,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -274,6 +277,18 @@ static const struct rule rules[] = {
 	ALLOW(writev), /* sd_journal's memfd fallback; glibc's fatal messages */
 	ALLOW(rename),
 	ALLOW(unlink),
+	/* daemon/state.c state_tmp_*(): the new file is created O_EXCL under a
+	 * random name relative to its directory's fd and renamed over the old
+	 * one, or removed; a reload to another state_file probes it
+	 * (FS_IOC_GETFLAGS: immutable?) and takes its lock (flock, then our
+	 * pid written into it). */
+	ALLOW1(getrandom, ARG_EQ(2, GRND_NONBLOCK)),
+	ALLOW(renameat),
+	ALLOW(unlinkat),
+	ALLOW1(ioctl, ARG_EQ(1, FS_IOC_GETFLAGS)),
+	ALLOW1(flock, ARG_EQ(1, LOCK_EX | LOCK_NB)),
+	ALLOW(ftruncate),
+	ALLOW(pwrite64),
 
 	/* sd_notify() (READY, STATUS, WATCHDOG, RELOADING, STOPPING) opens a
 	 * datagram socket per message, grows its send buffer and sends;

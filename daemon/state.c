@@ -5,7 +5,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +51,8 @@ int state_ident_read(int proc_fd, pid_t pid, struct state_ident *ret)
 	r = mthpd_stat_parse_start(line, id.comm, sizeof(id.comm), &id.start_time);
 	if (r < 0)
 		return r;
+	/* field 3, after the comm's last ')': R, S, D, ..., Z for a zombie */
+	id.state = strrchr(line, ')')[2];
 	/* "3f0c9a8e-5b1d-4c2e-9f6a-0123456789ab\n", new at every boot */
 	r = read_at(proc_fd, "sys/kernel/random/boot_id", id.boot_id, sizeof(id.boot_id));
 	if (r < 0)
@@ -57,38 +62,219 @@ int state_ident_read(int proc_fd, pid_t pid, struct state_ident *ret)
 	return 0;
 }
 
-int state_probe_writable(const char *path, char *ret_dir, size_t dir_size)
+/*
+ * The directory part of @path into @dir ("/" for "/status", "." for a bare
+ * name) and a pointer to the last part.  Returns 0 or -ENAMETOOLONG.
+ */
+static int split_path(const char *path, char *dir, size_t dir_size, const char **ret_base)
 {
-	char tmp[4096], renamed[4096 + 8];
 	const char *slash = strrchr(path, '/');
-	struct stat st;
-	size_t len;
-	int fd;
+	size_t len = slash ? (size_t)(slash - path) : 0;
 
-	len = slash ? (size_t)(slash - path) : 0;
+	if (!slash) {
+		if (dir_size < 2)
+			return -ENAMETOOLONG;
+		memcpy(dir, ".", 2);
+		*ret_base = path;
+		return 0;
+	}
 	if (len == 0)
 		len = 1; /* "/status": the root */
 	if (len >= dir_size)
 		return -ENAMETOOLONG;
-	memcpy(ret_dir, path, len);
-	ret_dir[len] = '\0';
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return -EISDIR;
-	if (snprintf(tmp, sizeof(tmp), "%s.probe-%d", path, (int)getpid()) >= (int)sizeof(tmp) ||
-	    snprintf(renamed, sizeof(renamed), "%s.r", tmp) >= (int)sizeof(renamed))
-		return -ENAMETOOLONG;
-	/* as metrics.c's open_tmp() and finish() do it */
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	(void)close(fd);
-	if (rename(tmp, renamed) < 0) {
-		int r = -errno;
+	memcpy(dir, path, len);
+	dir[len] = '\0';
+	*ret_base = slash + 1;
+	return 0;
+}
 
-		(void)unlink(tmp);
+/* 64 bits no one else guesses in advance; the time and a count where getrandom() cannot say */
+static uint64_t tmp_suffix(void)
+{
+	static uint64_t count;
+	struct timespec ts;
+	uint64_t v;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
+		return v;
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	v = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 32 ^ ++count << 48 ^ (uint64_t)getpid();
+	/* splitmix64's finaliser: neighbouring inputs give unrelated names */
+	v = (v ^ v >> 30) * 0xbf58476d1ce4e5b9ULL;
+	v = (v ^ v >> 27) * 0x94d049bb133111ebULL;
+	return v ^ v >> 31;
+}
+
+int state_tmp_create(const char *path, struct state_tmp *ret, int *ret_fd)
+{
+	struct state_tmp t = {.dir_fd = -1};
+	char dir[4096];
+	int r;
+
+	if (!path || !*path)
+		return -EINVAL;
+	r = split_path(path, dir, sizeof(dir), &t.base);
+	if (r < 0)
+		return r;
+	if (!*t.base)
+		return -EISDIR;
+	t.dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (t.dir_fd < 0)
+		return -errno;
+	/* A name taken (planted, or left by a crash) is only skipped: a few tries. */
+	for (int i = 0; i < 8; i++) {
+		int fd;
+
+		if (snprintf(t.name, sizeof(t.name), "%s.tmp-%016" PRIx64, t.base, tmp_suffix()) >=
+		    (int)sizeof(t.name)) {
+			r = -ENAMETOOLONG;
+			break;
+		}
+		fd = openat(t.dir_fd, t.name,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			*ret = t;
+			*ret_fd = fd;
+			return 0;
+		}
+		r = -errno;
+		if (r != -EEXIST)
+			break;
+	}
+	(void)close(t.dir_fd);
+	return r;
+}
+
+int state_tmp_commit(struct state_tmp *t)
+{
+	int r = 0;
+
+	if (renameat(t->dir_fd, t->name, t->dir_fd, t->base) < 0) {
+		r = -errno;
+		(void)unlinkat(t->dir_fd, t->name, 0);
+	}
+	(void)close(t->dir_fd);
+	t->dir_fd = -1;
+	return r;
+}
+
+void state_tmp_discard(struct state_tmp *t)
+{
+	if (t->dir_fd < 0)
+		return;
+	(void)unlinkat(t->dir_fd, t->name, 0);
+	(void)close(t->dir_fd);
+	t->dir_fd = -1;
+}
+
+/* Another user can write @st (a directory) without the sticky bit, or owns it. */
+static const char *unsafe_dir(const struct stat *st, char *buf, size_t size)
+{
+	if (st->st_uid != 0 && st->st_uid != geteuid()) {
+		(void)snprintf(buf, size, "belongs to uid %u, who can change what is in it",
+			       (unsigned int)st->st_uid);
+		return buf;
+	}
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX)) {
+		(void)snprintf(buf, size,
+			       "can be written by other users (mode %04o) and has no sticky bit",
+			       (unsigned int)(st->st_mode & 07777));
+		return buf;
+	}
+	return NULL;
+}
+
+int state_dir_check(const char *path, char *why, size_t why_size)
+{
+	char dir[4096], what[96];
+	const char *base, *bad;
+	struct stat st;
+	int r;
+
+	r = split_path(path, dir, sizeof(dir), &base);
+	if (r < 0)
+		return r;
+	if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode)) {
+		(void)snprintf(why, why_size,
+			       "directory '%s' is a symbolic link: name the directory it points to",
+			       dir);
+		return -EPERM;
+	}
+	/* the directory, then every one above it: one above could swap the one below */
+	for (;;) {
+		char *slash;
+
+		if (stat(dir, &st) < 0)
+			return -errno;
+		bad = S_ISDIR(st.st_mode) ? unsafe_dir(&st, what, sizeof(what)) : NULL;
+		if (bad) {
+			(void)snprintf(why, why_size, "directory '%s' %s", dir, bad);
+			return -EPERM;
+		}
+		slash = strrchr(dir, '/');
+		if (!slash || strcmp(dir, "/") == 0)
+			return 0;
+		if (slash == dir)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+}
+
+int state_probe_writable(const char *path, char *ret_dir, size_t dir_size, char *why,
+			 size_t why_size)
+{
+	struct state_tmp t;
+	const char *base;
+	struct stat st;
+	int r, fd;
+
+	r = split_path(path, ret_dir, dir_size, &base);
+	if (r < 0)
+		return r;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		(void)snprintf(why, why_size, "'%s' is a directory", path);
+		return -EISDIR;
+	}
+	r = state_tmp_create(path, &t, &fd);
+	if (r < 0) {
+		(void)snprintf(why, why_size, "cannot write files in '%s': %s", ret_dir, strerror(-r));
 		return r;
 	}
-	return unlink(renamed) < 0 ? -errno : 0;
+	(void)close(fd);
+	/*
+	 * What the rename over @path will meet: in a sticky directory, a file
+	 * of another user (without CAP_FOWNER, dropped by the sandbox); an
+	 * immutable or append-only file (chattr +i, +a) anywhere.
+	 */
+	if (fstatat(t.dir_fd, t.base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		struct stat dst;
+
+		if (st.st_uid != geteuid() && fstat(t.dir_fd, &dst) == 0 && (dst.st_mode & S_ISVTX)) {
+			(void)snprintf(why, why_size,
+				       "'%s' belongs to uid %u in a sticky directory: mthpd cannot "
+				       "replace it",
+				       path, (unsigned int)st.st_uid);
+			r = -EPERM;
+		} else if (S_ISREG(st.st_mode)) {
+			_cleanup_close_ int ffd = openat(t.dir_fd, t.base, O_RDONLY | O_NONBLOCK |
+							 O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+			int flags = 0;
+
+			/* ENOTTY, EOPNOTSUPP: a file system without attributes has none set */
+			if (ffd >= 0 && ioctl(ffd, FS_IOC_GETFLAGS, &flags) == 0 &&
+			    (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL))) {
+				(void)snprintf(why, why_size,
+					       "'%s' is %s (chattr +%c): mthpd cannot replace it",
+					       path,
+					       flags & FS_IMMUTABLE_FL ? "immutable" : "append-only",
+					       flags & FS_IMMUTABLE_FL ? 'i' : 'a');
+				r = -EPERM;
+			}
+		}
+	}
+	state_tmp_discard(&t);
+	return r;
 }
 
 void state_lock_release(struct state_lock *l)
@@ -100,46 +286,69 @@ void state_lock_release(struct state_lock *l)
 	l->file_fd = l->dir_fd = -1;
 }
 
+int state_lock_file(const char *state_file, int *ret_fd, char *err, size_t err_size)
+{
+	_cleanup_close_ int fd = -1;
+	char path[4096], holder[32] = "";
+	struct stat st;
+	int r;
+
+	if (snprintf(path, sizeof(path), "%s.lock", state_file) >= (int)sizeof(path)) {
+		(void)snprintf(err, err_size, "state_file=%s: path too long", state_file);
+		return -ENAMETOOLONG;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
+	if (fd < 0) {
+		r = -errno;
+		(void)snprintf(err, err_size, "state_file=%s: cannot create its lock '%s': %s",
+			       state_file, path, strerror(-r));
+		return r;
+	}
+	/*
+	 * It is truncated and written below: only a file of ours with no other
+	 * name (a hard link planted to another file would be overwritten).
+	 */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    st.st_uid != geteuid()) {
+		(void)snprintf(err, err_size,
+			       "state_file=%s: its lock '%s' is not a regular file of uid %u with one "
+			       "name; remove it",
+			       state_file, path, (unsigned int)geteuid());
+		return -EPERM;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		if (pread(fd, holder, sizeof(holder) - 1, 0) > 0)
+			holder[strcspn(holder, "\n")] = '\0';
+		(void)snprintf(err, err_size,
+			       "another mthpd%s%s already runs with state_file=%s (it holds '%s')",
+			       holder[0] ? " with pid " : "", holder, state_file, path);
+		return r;
+	}
+	/* who holds it, for the message of the next one */
+	(void)snprintf(holder, sizeof(holder), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) < 0 ||
+	    pwrite(fd, holder, strlen(holder), 0) != (ssize_t)strlen(holder)) {
+		r = -errno;
+		(void)snprintf(err, err_size, "state_file=%s: cannot write its lock '%s': %s",
+			       state_file, path, strerror(-r));
+		return r;
+	}
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
 int state_lock_take(const char *config_dir, const char *state_file, struct state_lock *ret,
 		    char *err, size_t err_size)
 {
 	struct state_lock l = {.dir_fd = -1, .file_fd = -1};
-	char path[4096], holder[32] = "";
 	int r;
 
 	/* The state file's lock first: it can say who holds it. */
 	if (state_file && *state_file) {
-		if (snprintf(path, sizeof(path), "%s.lock", state_file) >= (int)sizeof(path)) {
-			(void)snprintf(err, err_size, "state_file=%s: path too long", state_file);
-			return -ENAMETOOLONG;
-		}
-		l.file_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-		if (l.file_fd < 0) {
-			r = -errno;
-			(void)snprintf(err, err_size, "state_file=%s: cannot create its lock '%s': %s",
-				       state_file, path, strerror(-r));
+		r = state_lock_file(state_file, &l.file_fd, err, err_size);
+		if (r < 0)
 			return r;
-		}
-		if (flock(l.file_fd, LOCK_EX | LOCK_NB) < 0) {
-			r = errno == EWOULDBLOCK ? -EBUSY : -errno;
-			if (pread(l.file_fd, holder, sizeof(holder) - 1, 0) > 0)
-				holder[strcspn(holder, "\n")] = '\0';
-			(void)snprintf(err, err_size,
-				       "another mthpd%s%s already runs with state_file=%s (it holds '%s')",
-				       holder[0] ? " with pid " : "", holder, state_file, path);
-			state_lock_release(&l);
-			return r;
-		}
-		/* who holds it, for the message of the next one */
-		(void)snprintf(holder, sizeof(holder), "%d\n", (int)getpid());
-		if (ftruncate(l.file_fd, 0) < 0 ||
-		    pwrite(l.file_fd, holder, strlen(holder), 0) != (ssize_t)strlen(holder)) {
-			r = -errno;
-			(void)snprintf(err, err_size, "state_file=%s: cannot write its lock '%s': %s",
-				       state_file, path, strerror(-r));
-			state_lock_release(&l);
-			return r;
-		}
 	}
 	/* A read-only directory locks as well: flock() needs no write access. */
 	l.dir_fd = open(config_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -198,15 +407,32 @@ int state_show(const char *path, FILE *out)
 	const char *bad = NULL, *body;
 	uint64_t pid, start, written, age;
 	struct timespec ts;
+	struct stat st = {0};
 	_cleanup_close_ int fd = -1;
 	ssize_t n;
 	int r;
 
 	if (!buf)
 		return 3;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO there would block the open for ever; the daemon writes only files */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 && errno == ELOOP) {
+		fprintf(out, "mthpd: '%s' is a symbolic link, not a state file mthpd wrote\n", path);
+		return 3;
+	}
 	if (fd < 0) {
 		fprintf(out, "mthpd is not running (no state file '%s': %s)\n", path, strerror(errno));
+		return 3;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		fprintf(out, "mthpd: '%s' is not a regular file (%s), not a state file mthpd wrote\n",
+			path,
+			S_ISFIFO(st.st_mode)   ? "a FIFO"
+			: S_ISDIR(st.st_mode)  ? "a directory"
+			: S_ISCHR(st.st_mode)  ? "a character device"
+			: S_ISBLK(st.st_mode)  ? "a block device"
+			: S_ISSOCK(st.st_mode) ? "a socket"
+					       : "cannot stat it");
 		return 3;
 	}
 	n = read(fd, buf, (1 << 20) - 1);
@@ -256,6 +482,14 @@ int state_show(const char *path, FILE *out)
 				  "that wrote '%s')", pid, now_id.comm, comm, path);
 		return 3;
 	}
+	/* Killed but not reaped: /proc still shows it, with its comm and start time. */
+	if (now_id.state == 'Z' || now_id.state == 'X') {
+		fprintf(out,
+			"mthpd is not running (pid %" PRIu64 " has exited: a zombie its parent has "
+			"not reaped; '%s' is left from it)\n",
+			pid, path);
+		return 3;
+	}
 	/* The same boot: CLOCK_BOOTTIME of the writer and of this process compare. */
 	(void)clock_gettime(CLOCK_BOOTTIME, &ts);
 	age = (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
@@ -274,4 +508,80 @@ int state_show(const char *path, FILE *out)
 		pid, version, path, (double)age / 1e6);
 	coverage_show(body, out);
 	return 0;
+}
+
+void state_key_where(const char *config_dir, const char *key, const char *value,
+		     unsigned int line, char *buf, size_t size)
+{
+	if (line)
+		(void)snprintf(buf, size, "%s/mthpd.conf:%u: %s=%s", config_dir, line, key, value);
+	else
+		(void)snprintf(buf, size, "%s=%s (the default)", key, value);
+}
+
+bool state_in_runtime_dir(const char *path)
+{
+	size_t n = strlen(STATE_RUNTIME_DIR);
+
+	return strncmp(path, STATE_RUNTIME_DIR "/", n + 1) == 0 && !strchr(path + n + 1, '/');
+}
+
+int state_runtime_dir_make(char *why, size_t why_size)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	bool made = true;
+
+	if (mkdir(STATE_RUNTIME_DIR, 0755) < 0) {
+		int r = -errno;
+
+		if (r != -EEXIST) {
+			(void)snprintf(why, why_size, "cannot create '%s': %s", STATE_RUNTIME_DIR,
+				       strerror(-r));
+			return r;
+		}
+		made = false;
+	}
+	/* Whatever is there now, made by us or not: a directory of root's, not a link to one. */
+	fd = open(STATE_RUNTIME_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != 0) {
+		int r = fd < 0 ? -errno : -EPERM;
+
+		/* O_DIRECTORY|O_NOFOLLOW on a link says ENOTDIR, as for a file */
+		if (r == -ENOTDIR && lstat(STATE_RUNTIME_DIR, &st) == 0 && S_ISLNK(st.st_mode))
+			r = -ELOOP;
+
+		(void)snprintf(why, why_size, "'%s' is not a directory of root's (%s)",
+			       STATE_RUNTIME_DIR,
+			       r == -ELOOP ? "a symbolic link" : r == -ENOTDIR ? "not a directory"
+			       : r == -EPERM ? "another owner" : strerror(-r));
+		return r;
+	}
+	/*
+	 * Made now: the umask may have taken r-x from others (`mthpd status`
+	 * reads it as any user).  Found writable by others without the sticky
+	 * bit (a Kubernetes emptyDir is 0777): it is mthpd's own, so 0755, as
+	 * systemd's RuntimeDirectoryMode= would have it.  What was planted in
+	 * it meanwhile is never written through (state_tmp_create()).
+	 */
+	if (!made && !((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)))
+		return 0;
+	if (fchmod(fd, 0755) < 0) {
+		int r = -errno;
+
+		(void)snprintf(why, why_size, "cannot chmod '%s': %s", STATE_RUNTIME_DIR,
+			       strerror(-r));
+		return r;
+	}
+	if (!made)
+		(void)snprintf(why, why_size, "mode %04o", (unsigned int)(st.st_mode & 07777));
+	return made ? 1 : 2;
+}
+
+bool state_runtime_dir_loose(void)
+{
+	struct stat st;
+
+	return lstat(STATE_RUNTIME_DIR, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0 &&
+	       (st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX);
 }

@@ -522,6 +522,11 @@ static int handler(void *user, const char *section, const char *name, const char
 		p->seen |= 1ULL << i;
 		if (k->parse(value, (char *)p->base + k->offset, why, sizeof(why)) < 0)
 			fail(p, "%s=: %s", name, why);
+		if (k->target == T_DAEMON && k->offset == offsetof(struct mthpd_daemon_conf, state_file))
+			((struct mthpd_daemon_conf *)p->base)->state_file_line = p->line;
+		if (k->target == T_DAEMON &&
+		    k->offset == offsetof(struct mthpd_daemon_conf, metrics_file))
+			((struct mthpd_daemon_conf *)p->base)->metrics_file_line = p->line;
 		if (strcmp(section, "Match") == 0)
 			p->has_match = true;
 		return 1;

@@ -53,6 +53,8 @@ struct mthpd_daemon_conf {
 	bool dry_run;
 	char *metrics_file;                 /* Prometheus text format; "" for none */
 	char *state_file;                   /* for `mthpd status` */
+	/* the lines of mthpd.conf that set them, for a later complaint; 0: the default */
+	unsigned int metrics_file_line, state_file_line;
 };
 
 struct mthpd_config {

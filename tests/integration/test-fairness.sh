@@ -26,6 +26,7 @@ cat >"$CONF/mthpd.conf" <<EOT
 scan_sleep_millisecs=250
 pages_to_scan=4096
 state_file=$TMP/status
+metrics_file=
 EOT
 for p in a b; do
 	printf '[Match]\ncgroup=/mthpd-fair-%s-*\n[Policy]\nmin_age=0\nsizes=2M\nmax_ptes_none=0\n' "$p" \

@@ -15,7 +15,8 @@
 #    NoNewPrivs 1 and Seccomp 2 once READY=1 is sent; passes collapse a
 #    matched workload, write the metrics and state files, send sd_notify
 #    messages and (with a journald socket in a private mount namespace)
-#    journal records; SIGHUP reloads; SIGTERM ends it with status 0; and
+#    journal records; SIGHUP reloads, also to another state file (its
+#    lock and probe under the filter); SIGTERM ends it with status 0; and
 #    nothing it logs says "Operation not permitted".
 . "$(dirname "$0")/lib.sh"
 require_all
@@ -214,10 +215,22 @@ for ((i = 0; i < 100; i++)); do
 	sleep 0.1
 done
 [ "$(anon_huge_kb "$PA" "$BA" "$NA")" = 4096 ] || check_fail "run: the two full ranges were not collapsed within 10 s"
+# The reload moves the state file to one that exists: the probe of what a
+# rename over it meets (FS_IOC_GETFLAGS), its lock taken (flock, ftruncate,
+# pwrite), the files written (getrandom, renameat) under the filter.
+echo old >"$TMP/status2"
+printf '[Daemon]\nscan_sleep_millisecs=200\nmetrics_file=%s\nstate_file=%s\n' \
+	"$TMP/metrics.prom" "$TMP/status2" >"$CONF/mthpd.conf"
 kill -HUP "$DAEMON"
 sleep 0.6
 grep -q "reloaded" "$TMP/run.log" || check_fail "run: no 'reloaded' after SIGHUP"
+grep -q "state_file is now '$TMP/status2'" "$TMP/run.log" || check_fail "run: the reload did not move the state file"
 kill -0 "$DAEMON" 2>/dev/null || check_fail "run: the daemon died after SIGHUP"
+for ((i = 0; i < 30; i++)); do
+	grep -q "^pid $DAEMON\$" "$TMP/status2" && break
+	sleep 0.1 # written at least once a second
+done
+grep -q "^pid $DAEMON\$" "$TMP/status2" || check_fail "run: $TMP/status2 not written after the reload"
 grep -q 'mthpd_collapse_alloc_total{policy="50-a.conf",size="2M"} 2$' "$TMP/metrics.prom" ||
 	check_fail "run: the metrics file has no collapse_alloc of 2 for 50-a.conf"
 "$MTHPD" status --config-dir "$CONF" >"$TMP/status.out" 2>&1 ||

@@ -295,6 +295,7 @@ int main(void)
 		TEST_ASSERT_EQ(c->daemon.psi_threshold, 1000);
 		TEST_ASSERT_EQ(c->daemon.dry_run, false);
 		TEST_ASSERT_STREQ(c->daemon.metrics_file, "/run/mthpd/metrics.prom");
+		TEST_ASSERT_EQ(c->daemon.state_file_line, 0); /* the default: set by no line */
 		TEST_ASSERT_EQ(c->nr_policies, 0);
 		TEST_ASSERT(mthpd_config_match(c, "/system.slice/a.service", "a.service", "a") == NULL);
 	}
@@ -305,6 +306,17 @@ int main(void)
 		put(bad[i].file, bad[i].text);
 		expect_error(bad[i].name, bad[i].msg);
 	}
+
+	test_case = "the lines that set state_file and metrics_file, for a complaint about the path";
+	fresh_dir();
+	put("mthpd.conf", "# paths\n[Daemon]\nscan_sleep_millisecs=500\nstate_file=/tmp/x/status\n"
+			  "\nmetrics_file=\n");
+	TEST_ASSERT_EQ(mthpd_config_load(dir, &defaults, &c, err, sizeof(err)), 0);
+	if (c) {
+		TEST_ASSERT_EQ(c->daemon.state_file_line, 4);
+		TEST_ASSERT_EQ(c->daemon.metrics_file_line, 6);
+	}
+	c = mthpd_config_free(c);
 
 	test_case = "precedence: file-name order, all keys of a [Match] must match";
 	fresh_dir();
