@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "daemon.h"
 #include "discover.h"
 #include "features.h"
 #include "kif.h"
@@ -37,132 +38,6 @@
 #include "text.h"
 #include "version.h"
 #include "watch.h"
-
-struct daemon {
-	const struct run_opts *opts;
-	struct mthpd_config *cfg;
-	struct mthpd_kif kif;
-	struct mthpd_features features;
-	struct mthpd_knobs sys_defaults;
-	int kpf_fd;
-	char cgroup_mount[4096];
-	int sig_fd, timer_fd;
-	int arrival_fd; /* every ARRIVAL_CHECK_MSEC between passes: new processes? */
-	int pace_fd;    /* when the first paced process that stopped to rest may go on */
-	int cgroup_fd; /* the cgroup2 mount, opened once: per-cgroup memory.pressure */
-	uint64_t watchdog_usec, next_watchdog;
-	uint64_t no_collapse_until; /* alloc_sleep_millisecs after an allocation failure */
-	bool stop, reload;
-	uint64_t signals_said;     /* the ignored signals already logged, by number */
-	char last_status[320];     /* the last pass's STATUS= line, for SIGUSR1 */
-	uint64_t last_status_usec; /* and when that pass ended */
-	bool backing_off;
-	/*
-	 * Every matched process was left settled by the last pass (see
-	 * settled()), and passes come at most a second apart: the pass timer
-	 * is disarmed, and the next pass is the arrival timer's next tick.
-	 */
-	bool idle;
-	bool no_refill_backoff; /* MTHPD_DISABLE=refill_backoff: a bench's comparison */
-	struct metrics metrics;
-	struct mthpd_proc *procs;
-	pid_t *pids;               /* this pass's discovery, for the cursor */
-	unsigned int pids_size;    /* procs[] and pids[] hold this many, plus one */
-	struct mthpd_sched sched;  /* the processes kept from pass to pass */
-	uint64_t cfg_gen;          /* bumped by every reload: policies are matched again */
-	/*
-	 * Per policy, its max_bytes_per_pass still unspent in this pass
-	 * (UINT64_MAX: none); kept between passes for the paced processes
-	 * that go on before the next one.  Made for configuration @bytes_gen.
-	 */
-	uint64_t *bytes_left;
-	uint64_t bytes_gen;
-	uint64_t verdicts_usec;    /* when the VMA verdicts were last forgotten */
-	size_t nr_open, max_open;  /* targets kept open (3 fds each), and the most allowed */
-	size_t window, window_period; /* past max_pids_per_pass: which of them this time */
-	int metrics_err, state_err; /* the last write's error, logged when it changes */
-	struct state_lock lock;     /* one daemon per configuration and state file */
-	struct watch watch;         /* the configuration's files: reload when they change */
-	uint64_t written_usec;      /* when STATUS= and the files were last written */
-	/*
-	 * When each pid last had its planned-only decisions logged: a dry run
-	 * repeats the same plan every pass, and one record per block per pass
-	 * would flood the journal.  Indexed by pid modulo the size; a
-	 * collision only logs a plan early.
-	 */
-	struct {
-		pid_t pid;
-		uint64_t usec;
-	} dry_logged[4096];
-};
-
-/* Planned-only decisions of one pid are logged at most this often. */
-#define DRY_RUN_LOG_INTERVAL_USEC (60ULL * 1000000ULL)
-/*
- * A process whose last visit found nothing to collapse is left alone while
- * its page-fault count stays the same (no new page), but visited again at
- * least this often, for what faults do not show (a THP split, a VMA
- * change).  One whose collapses failed is retried after a backoff that
- * doubles from QUIET_BACKOFF_MIN_USEC up to this, or as soon as it faults.
- */
-#define QUIET_MAX_USEC (60ULL * 1000000ULL)
-#define QUIET_BACKOFF_MIN_USEC (1000000ULL)
-/* How often the fault count of a quiet process is read (a pass may come every 10 ms). */
-#define QUIET_CHECK_USEC (1000000ULL)
-/* smaps_rollup of a process with THP disabled, at most this often (read_rollup()) */
-#define ROLLUP_THP_DISABLED_USEC (10ULL * 1000000ULL)
-/*
- * How often discovery runs between passes, so that a new process of a
- * managed service waits about this long, not scan_sleep_millisecs: a walk
- * of the cgroups a policy could match, no page is read.
- */
-#define ARRIVAL_CHECK_MSEC 1000U
-/* After a pass with nothing new, the state files and STATUS= wait this long. */
-#define FILES_INTERVAL_USEC (1000000ULL)
-/*
- * The kernel's answer whether it accepts a VMA (MADV_NOHUGEPAGE, THP
- * disabled) is kept for a VMA whose bounds stay the same; it is asked
- * again this often, for a madvise() that changed a whole VMA's flags.
- */
-#define VMA_VERDICT_TTL_USEC (60ULL * 1000000ULL)
-
-/* What the sink of one target needs. */
-struct target_ctx {
-	struct daemon *d;
-	const struct mthpd_proc *proc;
-	const struct mthpd_policy *policy;
-	struct mthpd_counters *counters;
-	bool acting;
-	enum mthpd_scan_result held; /* when not acting, why: dry_run, held_*, over_budget */
-	unsigned long held_blocks;   /* collapses planned and held back for a while */
-	bool log_dry;    /* log this pid's not-attempted decisions in this pass */
-	bool logged_dry; /* and some were: the minute starts again */
-	bool alloc_failed;
-	unsigned long pending; /* collapses planned and not done (except unsupported) */
-	unsigned long failed;  /* of those, attempted and failed */
-	uint64_t *pages_budget;
-	struct mthpd_sched_proc *sp; /* its place in the cursor: the pacing clock */
-	uint64_t pace_mark;          /* monotonic us up to which its work was charged */
-	bool paced;                  /* its clock is ahead: the visit stops to rest */
-	/* collapse decisions of this visit, per result and order: one record each */
-	unsigned int tally[_MTHPD_SCAN_RESULT_MAX][MTHPD_PMD_ORDER + 1];
-	/* and all of them, logged or not: what `mthpd status` calls its last result */
-	unsigned int seen[_MTHPD_SCAN_RESULT_MAX];
-	/* 2M folios mapped in part: split, not split (and why), would be split */
-	struct split_tally {
-		unsigned long folios;
-		uint64_t pages;
-	} split, split_failed, split_dry;
-	uint8_t split_failed_result;
-};
-
-static uint64_t now_usec(void)
-{
-	struct timespec ts;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
-}
 
 static void watchdog_ping(struct daemon *d)
 {
@@ -247,57 +122,6 @@ static void read_signals(struct daemon *d)
 				 (unsigned int)si.ssi_pid);
 		}
 	}
-}
-
-/*
- * PSI "some avg10" of a pressure file, in hundredths of a percent:
- * "some avg10=1.23 avg60=0.50 avg300=0.10 total=123456\n".  -errno if unreadable.
- */
-static int read_psi(int dirfd_or_kif, const struct mthpd_kif *kif, const char *path)
-{
-	char buf[256];
-	unsigned int whole, frac;
-	const char *p;
-	int r;
-
-	if (kif) {
-		r = mthpd_kif_read_proc(kif, path, buf, sizeof(buf));
-	} else {
-		_cleanup_close_ int fd = openat(dirfd_or_kif, path, O_RDONLY | O_CLOEXEC);
-		ssize_t n;
-
-		if (fd < 0)
-			return -errno;
-		n = read(fd, buf, sizeof(buf) - 1);
-		if (n < 0)
-			return -errno;
-		buf[n] = '\0';
-		r = (int)n;
-	}
-	if (r < 0)
-		return r;
-	p = strstr(buf, "some avg10=");
-	if (!p || sscanf(p, "some avg10=%u.%2u", &whole, &frac) != 2)
-		return -EINVAL;
-	return (int)(whole * 100 + frac);
-}
-
-static bool over_threshold(const struct daemon *d, int psi)
-{
-	return d->cfg->daemon.psi_threshold && psi >= 0 &&
-	       (unsigned int)psi > d->cfg->daemon.psi_threshold;
-}
-
-/* The memory pressure of the process's own cgroup, where the cgroup2 hierarchy has it. */
-static bool cgroup_pressure(const struct daemon *d, const struct mthpd_proc *proc)
-{
-	char path[700];
-
-	if (!d->cgroup_mount[0] || !d->cfg->daemon.psi_threshold || d->cgroup_fd < 0)
-		return false;
-	(void)snprintf(path, sizeof(path), "%s/memory.pressure",
-		       strcmp(proc->cgroup, "/") == 0 ? "." : proc->cgroup + 1);
-	return over_threshold(d, read_psi(d->cgroup_fd, NULL, path));
 }
 
 static int target_sink(void *userdata, const struct mthpd_target *t,
@@ -417,13 +241,6 @@ static int read_comm(const struct daemon *d, pid_t pid, char *buf, size_t size)
 	mthpd_text_chomp(buf);
 	return 0;
 }
-
-/* What a visit of the cursor needs besides the process. */
-struct visit_ctx {
-	struct daemon *d;
-	uint64_t *bytes_left; /* per policy: its max_bytes_per_pass still unspent (UINT64_MAX: none) */
-	bool check_quiet;     /* read every quiet process's fault count, whenever it was last read */
-};
 
 /* What a log_process() record names the process by. */
 static struct log_process process_record(const struct mthpd_sched_proc *p,
@@ -684,7 +501,7 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 	*ret_spent = 1;
 	/* Held back last time, and no longer: at once, not after the quiet minute. */
 	released = p->held && !pressure && now_usec() >= d->no_collapse_until &&
-		   *bytes_left > 0 && !cgroup_pressure(d, proc);
+		   *bytes_left > 0 && !pressure_cgroup(d, proc);
 	if (p->open && p->quiet_until > now_usec() && !released) {
 		uint64_t f, now = now_usec();
 
@@ -718,7 +535,7 @@ static int visit(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
 		return 0;
 	}
 	if (!pressure)
-		pressure = cgroup_pressure(d, proc);
+		pressure = pressure_cgroup(d, proc);
 	/* Why nothing is collapsed, if so; the settings first, then what passes. */
 	tc.held = d->cfg->daemon.dry_run || pol->dry_run ? MTHPD_RESULT_DRY_RUN
 		  : pressure                             ? MTHPD_RESULT_HELD_PRESSURE
@@ -924,23 +741,6 @@ static unsigned long match_policies(struct daemon *d, pid_t self)
 	return matched;
 }
 
-/* Memory pressure, system-wide: log when mthpd starts and stops holding back. */
-static void check_pressure(struct daemon *d)
-{
-	int psi = read_psi(-1, &d->kif, "pressure/memory");
-	bool over = over_threshold(d, psi);
-
-	if (over && !d->backing_off)
-		log_notice("memory pressure some avg10=%d.%02d%% is above psi_threshold %u.%02u%%: "
-			   "planning only, collapsing nothing until it falls",
-			   psi / 100, psi % 100, d->cfg->daemon.psi_threshold / 100,
-			   d->cfg->daemon.psi_threshold % 100);
-	else if (!over && d->backing_off)
-		log_notice("memory pressure some avg10=%d.%02d%% is below psi_threshold again: "
-			   "collapsing resumes", psi / 100, psi % 100);
-	d->backing_off = over;
-}
-
 /* mthpd_discover_filter: only cgroups whose processes some enabled policy could match. */
 static bool may_match(void *userdata, const char *cgroup, const char *unit)
 {
@@ -1102,16 +902,6 @@ static void count_processes(struct daemon *d)
 	metrics_rows_done(&d->metrics);
 }
 
-/*
- * Between passes, once a second while memory pressure holds collapses
- * back: has it ended?  Then a pass starts at once, and the processes held
- * back go first (visit(): p->held), not scan_sleep_millisecs later.
- */
-static bool pressure_ended(struct daemon *d)
-{
-	return d->backing_off && !over_threshold(d, read_psi(-1, &d->kif, "pressure/memory"));
-}
-
 /* Every policy's max_bytes_per_pass, whole again: at the start of a pass. */
 static int reset_bytes_left(struct daemon *d)
 {
@@ -1222,7 +1012,7 @@ static void pass(struct daemon *d, bool check_quiet)
 	if (reset_bytes_left(d) < 0)
 		return;
 	vc.bytes_left = d->bytes_left;
-	check_pressure(d);
+	pressure_check(d);
 	d->metrics.targets = 0;
 	d->metrics.ranges_huge = 0;
 	d->metrics.quiet = 0;

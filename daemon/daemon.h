@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The daemon's rooms share this: the state of `mthpd run` (struct daemon),
+ * its intervals, and what a visit of one process carries.  Where to look:
+ *   run.c       the loop: signals, timers, the watchdog, the files' rewrite
+ *   reload.c    the configuration: load, the files and locks it names, reload
+ *   pass.c      one pass: discovery, matching, the cursor, budgets, status rows
+ *   visit.c     one process: the hold decision, open, the library pass, record
+ *   pressure.c  memory pressure (PSI), the host's and each cgroup's
+ *   notices.c   what is said once per process or policy, with journald fields
+ */
+#ifndef MTHPD_DAEMON_H
+#define MTHPD_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "config.h"
+#include "discover.h"
+#include "features.h"
+#include "kif.h"
+#include "knobs.h"
+#include "metrics.h"
+#include "run.h"
+#include "sched.h"
+#include "state.h"
+#include "target.h"
+#include "watch.h"
+
+struct daemon {
+	const struct run_opts *opts;
+	struct mthpd_config *cfg;
+	struct mthpd_kif kif;
+	struct mthpd_features features;
+	struct mthpd_knobs sys_defaults;
+	int kpf_fd;
+	char cgroup_mount[4096];
+	int sig_fd, timer_fd;
+	int arrival_fd; /* every ARRIVAL_CHECK_MSEC between passes: new processes? */
+	int pace_fd;    /* when the first paced process that stopped to rest may go on */
+	int cgroup_fd; /* the cgroup2 mount, opened once: per-cgroup memory.pressure */
+	uint64_t watchdog_usec, next_watchdog;
+	uint64_t no_collapse_until; /* alloc_sleep_millisecs after an allocation failure */
+	bool stop, reload;
+	uint64_t signals_said;     /* the ignored signals already logged, by number */
+	char last_status[320];     /* the last pass's STATUS= line, for SIGUSR1 */
+	uint64_t last_status_usec; /* and when that pass ended */
+	bool backing_off;
+	/*
+	 * Every matched process was left settled by the last pass (see
+	 * settled()), and passes come at most a second apart: the pass timer
+	 * is disarmed, and the next pass is the arrival timer's next tick.
+	 */
+	bool idle;
+	bool no_refill_backoff; /* MTHPD_DISABLE=refill_backoff: a bench's comparison */
+	struct metrics metrics;
+	struct mthpd_proc *procs;
+	pid_t *pids;               /* this pass's discovery, for the cursor */
+	unsigned int pids_size;    /* procs[] and pids[] hold this many, plus one */
+	struct mthpd_sched sched;  /* the processes kept from pass to pass */
+	uint64_t cfg_gen;          /* bumped by every reload: policies are matched again */
+	/*
+	 * Per policy, its max_bytes_per_pass still unspent in this pass
+	 * (UINT64_MAX: none); kept between passes for the paced processes
+	 * that go on before the next one.  Made for configuration @bytes_gen.
+	 */
+	uint64_t *bytes_left;
+	uint64_t bytes_gen;
+	uint64_t verdicts_usec;    /* when the VMA verdicts were last forgotten */
+	size_t nr_open, max_open;  /* targets kept open (3 fds each), and the most allowed */
+	size_t window, window_period; /* past max_pids_per_pass: which of them this time */
+	int metrics_err, state_err; /* the last write's error, logged when it changes */
+	struct state_lock lock;     /* one daemon per configuration and state file */
+	struct watch watch;         /* the configuration's files: reload when they change */
+	uint64_t written_usec;      /* when STATUS= and the files were last written */
+	/*
+	 * When each pid last had its planned-only decisions logged: a dry run
+	 * repeats the same plan every pass, and one record per block per pass
+	 * would flood the journal.  Indexed by pid modulo the size; a
+	 * collision only logs a plan early.
+	 */
+	struct {
+		pid_t pid;
+		uint64_t usec;
+	} dry_logged[4096];
+};
+
+/* Planned-only decisions of one pid are logged at most this often. */
+#define DRY_RUN_LOG_INTERVAL_USEC (60ULL * 1000000ULL)
+/*
+ * A process whose last visit found nothing to collapse is left alone while
+ * its page-fault count stays the same (no new page), but visited again at
+ * least this often, for what faults do not show (a THP split, a VMA
+ * change).  One whose collapses failed is retried after a backoff that
+ * doubles from QUIET_BACKOFF_MIN_USEC up to this, or as soon as it faults.
+ */
+#define QUIET_MAX_USEC (60ULL * 1000000ULL)
+#define QUIET_BACKOFF_MIN_USEC (1000000ULL)
+/* How often the fault count of a quiet process is read (a pass may come every 10 ms). */
+#define QUIET_CHECK_USEC (1000000ULL)
+/* smaps_rollup of a process with THP disabled, at most this often (read_rollup()) */
+#define ROLLUP_THP_DISABLED_USEC (10ULL * 1000000ULL)
+/*
+ * How often discovery runs between passes, so that a new process of a
+ * managed service waits about this long, not scan_sleep_millisecs: a walk
+ * of the cgroups a policy could match, no page is read.
+ */
+#define ARRIVAL_CHECK_MSEC 1000U
+/* After a pass with nothing new, the state files and STATUS= wait this long. */
+#define FILES_INTERVAL_USEC (1000000ULL)
+/*
+ * The kernel's answer whether it accepts a VMA (MADV_NOHUGEPAGE, THP
+ * disabled) is kept for a VMA whose bounds stay the same; it is asked
+ * again this often, for a madvise() that changed a whole VMA's flags.
+ */
+#define VMA_VERDICT_TTL_USEC (60ULL * 1000000ULL)
+
+/* What the sink of one target needs. */
+struct target_ctx {
+	struct daemon *d;
+	const struct mthpd_proc *proc;
+	const struct mthpd_policy *policy;
+	struct mthpd_counters *counters;
+	bool acting;
+	enum mthpd_scan_result held; /* when not acting, why: dry_run, held_*, over_budget */
+	unsigned long held_blocks;   /* collapses planned and held back for a while */
+	bool log_dry;    /* log this pid's not-attempted decisions in this pass */
+	bool logged_dry; /* and some were: the minute starts again */
+	bool alloc_failed;
+	unsigned long pending; /* collapses planned and not done (except unsupported) */
+	unsigned long failed;  /* of those, attempted and failed */
+	uint64_t *pages_budget;
+	struct mthpd_sched_proc *sp; /* its place in the cursor: the pacing clock */
+	uint64_t pace_mark;          /* monotonic us up to which its work was charged */
+	bool paced;                  /* its clock is ahead: the visit stops to rest */
+	/* collapse decisions of this visit, per result and order: one record each */
+	unsigned int tally[_MTHPD_SCAN_RESULT_MAX][MTHPD_PMD_ORDER + 1];
+	/* and all of them, logged or not: what `mthpd status` calls its last result */
+	unsigned int seen[_MTHPD_SCAN_RESULT_MAX];
+	/* 2M folios mapped in part: split, not split (and why), would be split */
+	struct split_tally {
+		unsigned long folios;
+		uint64_t pages;
+	} split, split_failed, split_dry;
+	uint8_t split_failed_result;
+};
+
+/* What a visit of the cursor needs besides the process. */
+struct visit_ctx {
+	struct daemon *d;
+	uint64_t *bytes_left; /* per policy: its max_bytes_per_pass still unspent (UINT64_MAX: none) */
+	bool check_quiet;     /* read every quiet process's fault count, whenever it was last read */
+};
+
+/* CLOCK_MONOTONIC in microseconds: the daemon's clock for timers, pacing and backoffs. */
+static inline uint64_t now_usec(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
+}
+
+
+/* pressure.c */
+/* Is the memory pressure of @proc's own cgroup above psi_threshold? */
+bool pressure_cgroup(const struct daemon *d, const struct mthpd_proc *proc);
+/* The host's memory pressure into d->backing_off, said when it changes. */
+void pressure_check(struct daemon *d);
+/* Between passes: has the pressure that held collapses back ended? */
+bool pressure_ended(struct daemon *d);
+
+#endif
