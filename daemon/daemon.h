@@ -172,4 +172,16 @@ void pressure_check(struct daemon *d);
 /* Between passes: has the pressure that held collapses back ended? */
 bool pressure_ended(struct daemon *d);
 
+/* notices.c: each said once, and again when what it says changes */
+void notice_thp_disabled(struct mthpd_sched_proc *p, const struct mthpd_proc *proc,
+			 const struct mthpd_policy *pol);
+void notice_splits(struct target_ctx *tc, const struct mthpd_sched_proc *p,
+		   const struct mthpd_proc *proc, const struct mthpd_policy *pol);
+void notice_vmas_refused(struct mthpd_sched_proc *p, const struct mthpd_proc *proc,
+			 const struct mthpd_policy *pol);
+void notice_unreadable(const struct mthpd_sched_proc *p, const struct mthpd_proc *proc,
+		       const struct mthpd_policy *pol, const char *comm, int err);
+void notice_unsupported_sizes(const struct daemon *d);
+void notice_no_split(const struct daemon *d);
+
 #endif
