@@ -184,4 +184,16 @@ void notice_unreadable(const struct mthpd_sched_proc *p, const struct mthpd_proc
 void notice_unsupported_sizes(const struct daemon *d);
 void notice_no_split(const struct daemon *d);
 
+/* reload.c */
+/* Loads the configuration of d->opts->config_dir, its error logged.  Returns 0 or -errno. */
+int reload_load(struct daemon *d, struct mthpd_config **ret);
+/*
+ * At start, before any sandbox could hide why: /run/mthpd made by hand, the
+ * files' directories checked, the locks taken, the files probed.  Returns
+ * 0, -EBUSY (another daemon), -EINVAL or -errno, logged.
+ */
+int reload_claim_files(struct daemon *d);
+/* A reload: the new configuration swapped in whole, or refused and the old kept. */
+void reload_now(struct daemon *d);
+
 #endif
