@@ -196,4 +196,31 @@ int reload_claim_files(struct daemon *d);
 /* A reload: the new configuration swapped in whole, or refused and the old kept. */
 void reload_now(struct daemon *d);
 
+/* pass.c */
+/* /proc/PID/comm without its newline.  Returns 0 or -errno. */
+int daemon_read_comm(const struct daemon *d, pid_t pid, char *buf, size_t size);
+/* One pass; @check_quiet: read every quiet process's fault count (the idle daemon's pass). */
+void pass_run(struct daemon *d, bool check_quiet);
+/* Between passes: a matched process never visited yet?  (a pass then, at once) */
+bool pass_newcomers(struct daemon *d);
+/* The rows and per-policy gauges the metrics and state files show now. */
+void pass_count_processes(struct daemon *d);
+/* Whether passes can find nothing new until something changes (idle: no pass timer). */
+bool pass_settled(const struct daemon *d);
+/* The paced processes whose rest is over go on from where they stopped. */
+void pass_pace_resume(struct daemon *d);
+/* The pace timer for the first paced process to go on, or off.  Returns 0 or -errno. */
+int pass_arm_pace(struct daemon *d);
+
+/* visit.c */
+/* One visit of one process: the mthpd_sched_visit_fn of the cursor (lib/sched.h). */
+int visit_process(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
+		  uint64_t *ret_spent);
+
+/* run.c: what the pass and the visits call back into the loop for */
+void daemon_watchdog_ping(struct daemon *d);
+void daemon_write_files(struct daemon *d);
+void daemon_keep_files_fresh(struct daemon *d);
+void daemon_read_signals(struct daemon *d);
+
 #endif
