@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "hold.h"
 #include "log.h"
 #include "pace.h"
 #include "text.h"
@@ -227,123 +228,97 @@ static void read_rollup(struct daemon *d, struct mthpd_sched_proc *p,
 }
 
 /*
- * One visit of one process (mthpd_sched_visit_fn): from p->resume on, with
- * at most @allowance pages of budget.  Sets p->resume (0: it reached the
- * end) and *ret_spent.  Returns 0, or -ECANCELED (stop).
+ * Whether @p is settled: quiet since a visit found nothing to do, and no
+ * new fault since (one pread of /proc/PID/stat a second instead of a
+ * visit; in an idle daemon's pass, once a second, every time).
  */
-int visit_process(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
-		  uint64_t *ret_spent)
+static bool is_settled(const struct visit_ctx *vc, struct mthpd_sched_proc *p, uint64_t now)
 {
-	struct visit_ctx *vc = userdata;
+	uint64_t f;
+
+	if (!p->open || p->quiet_until <= now)
+		return false;
+	return (!vc->check_quiet && now - p->quiet_checked < QUIET_CHECK_USEC) ||
+	       (mthpd_target_faults(&p->t, &f) == 0 && f == p->quiet_faults);
+}
+
+/*
+ * What decides whether @p is visited now and may collapse (lib/hold.h),
+ * gathered in the order they cost: its cgroup's memory.pressure is read
+ * only where the answer depends on it.  @in->young is known once the
+ * target is open (hold_young()).
+ */
+static enum mthpd_hold hold_of(const struct visit_ctx *vc, struct mthpd_sched_proc *p,
+			       const struct mthpd_proc *proc, const struct mthpd_policy *pol,
+			       struct mthpd_hold_in *in)
+{
 	struct daemon *d = vc->d;
-	const struct mthpd_proc *proc = &d->procs[p->proc];
-	const struct mthpd_policy *pol = &d->cfg->policies[p->policy];
-	uint64_t *bytes_left = &vc->bytes_left[p->policy];
-	struct mthpd_pass_stats st = {0}; /* -ENOMEM leaves it unwritten */
-	bool pressure = d->backing_off, faults_known, released;
-	uint64_t budget = allowance, faults = 0;
-	size_t slot;
-	struct target_ctx tc = {
-		.d = d,
-		.proc = proc,
-		.policy = pol,
-		.pages_budget = &budget,
-		.sp = p,
+	uint64_t now = now_usec();
+
+	*in = (struct mthpd_hold_in){
+		.settled = is_settled(vc, p, now),
+		.held_before = p->held,
+		.resting = pol->pace_percent && mthpd_pace_wait(p->pace_next, now) > 0,
+		.dry_run = d->cfg->daemon.dry_run || pol->dry_run,
+		.pressure = d->backing_off,
+		.alloc_pause = now < d->no_collapse_until,
+		.budget_spent = vc->bytes_left[p->policy] == 0,
+		/* a synthetic --proc-root has no live process behind its pids */
+		.plan_only = d->opts->proc_root != NULL,
 	};
+	if (!in->pressure && (in->held_before || (!in->settled && !in->resting)))
+		in->pressure = pressure_cgroup(d, proc);
+	return mthpd_hold_decide(in);
+}
+
+/*
+ * Opens @p's target, kept open from pass to pass (pagemap, pidfd, the VMA
+ * verdicts), or reads THP_enabled again for one that is: a process may
+ * turn THP off after start (MariaDB).  Returns true if it is open.
+ */
+static bool open_target(struct daemon *d, struct mthpd_sched_proc *p, const struct mthpd_proc *proc,
+			const struct mthpd_policy *pol)
+{
 	int r;
 
-	*ret_spent = 1;
-	/* Held back last time, and no longer: at once, not after the quiet minute. */
-	released = p->held && !pressure && now_usec() >= d->no_collapse_until &&
-		   *bytes_left > 0 && !pressure_cgroup(d, proc);
-	if (p->open && p->quiet_until > now_usec() && !released) {
-		uint64_t f, now = now_usec();
-
-		/*
-		 * Settled: one pread of /proc/PID/stat a second instead of a
-		 * visit; in an idle daemon's pass (once a second) every time.
-		 */
-		if ((!vc->check_quiet && now - p->quiet_checked < QUIET_CHECK_USEC) ||
-		    (mthpd_target_faults(&p->t, &f) == 0 && f == p->quiet_faults)) {
-			if (vc->check_quiet || now - p->quiet_checked >= QUIET_CHECK_USEC)
-				p->quiet_checked = now;
-			d->metrics.quiet++;
-			p->resume = 0;
-			return 0;
-		}
-	}
-	p->quiet_until = 0;
-	if (pol->pace_percent && mthpd_pace_wait(p->pace_next, now_usec()) > 0) {
-		/*
-		 * Resting (pace=): a pass does not cut its rest short; the pace
-		 * timer brings it back, from where it stopped.  It spent nothing,
-		 * so its share goes to the others.
-		 */
-		*ret_spent = 0;
-		return 0;
-	}
-	p->pace_waiting = false;
-	tc.counters = metrics_policy(&d->metrics, pol->name);
-	if (!tc.counters) {
-		p->resume = 0;
-		return 0;
-	}
-	if (!pressure)
-		pressure = pressure_cgroup(d, proc);
-	/* Why nothing is collapsed, if so; the settings first, then what passes. */
-	tc.held = d->cfg->daemon.dry_run || pol->dry_run ? MTHPD_RESULT_DRY_RUN
-		  : pressure                             ? MTHPD_RESULT_HELD_PRESSURE
-		  : now_usec() < d->no_collapse_until    ? MTHPD_RESULT_HELD_ALLOC_FAILED
-		  : *bytes_left == 0                     ? MTHPD_RESULT_OVER_BUDGET
-							 : MTHPD_RESULT_DRY_RUN;
-	/* A synthetic --proc-root has no live process behind its pids: plan only. */
-	tc.acting = !d->opts->proc_root && !d->cfg->daemon.dry_run && !pol->dry_run && !pressure &&
-		    now_usec() >= d->no_collapse_until && *bytes_left > 0;
-
-	slot = (size_t)proc->pid % ARRAY_SIZE(d->dry_logged);
-	tc.log_dry = d->dry_logged[slot].pid != proc->pid ||
-		     now_usec() - d->dry_logged[slot].usec >= DRY_RUN_LOG_INTERVAL_USEC;
 	if (p->open) {
-		/* THP_enabled again: a process may turn THP off after start (MariaDB) */
 		(void)mthpd_target_read_status(&d->kif, &p->t);
-	} else {
-		/* Kept open from pass to pass: pagemap, pidfd, and the VMA verdicts. */
-		r = mthpd_target_open(&d->kif, proc->pid, !d->opts->proc_root, &p->t);
-		if (r < 0) {
-			/*
-			 * Gone since discovery: normal.  Not ours to read (a
-			 * capability left out of a container, an LSM): a matched
-			 * service that silently gets nothing, said once per pid.
-			 */
-			if ((r == -EACCES || r == -EPERM) && !p->said_unreadable) {
-				char comm[32] = "";
+		return true;
+	}
+	r = mthpd_target_open(&d->kif, proc->pid, !d->opts->proc_root, &p->t);
+	if (r < 0) {
+		/*
+		 * Gone since discovery: normal.  Not ours to read (a
+		 * capability left out of a container, an LSM): a matched
+		 * service that silently gets nothing, said once per pid.
+		 */
+		if ((r == -EACCES || r == -EPERM) && !p->said_unreadable) {
+			char comm[32] = "";
 
-				(void)daemon_read_comm(d, proc->pid, comm, sizeof(comm));
-				notice_unreadable(p, proc, pol, comm, r);
-			} else {
-				log_debug("pid %d: %s", (int)proc->pid, strerror(-r));
-			}
-			p->said_unreadable |= r == -EACCES || r == -EPERM;
-			p->resume = 0;
-			return 0;
+			(void)daemon_read_comm(d, proc->pid, comm, sizeof(comm));
+			notice_unreadable(p, proc, pol, comm, r);
+		} else {
+			log_debug("pid %d: %s", (int)proc->pid, strerror(-r));
 		}
-		p->said_unreadable = false;
-		p->open = true;
-		d->nr_open++;
+		p->said_unreadable |= r == -EACCES || r == -EPERM;
+		return false;
 	}
-	if (too_young(p, pol)) {
-		/* nothing spent: its share goes to the others; the timer comes back for it */
-		p->resume = 0;
-		*ret_spent = 0;
-		return 0;
-	}
-	notice_thp_disabled(p, proc, pol);
+	p->said_unreadable = false;
+	p->open = true;
+	d->nr_open++;
+	return true;
+}
 
+/* The library's pass over @p's ranges from p->resume on, as the hold and policy say. */
+static int pass_ranges(struct daemon *d, struct mthpd_sched_proc *p, const struct mthpd_policy *pol,
+		       const uint64_t *bytes_left, uint64_t allowance, struct target_ctx *tc,
+		       struct mthpd_pass_stats *st)
+{
 	struct mthpd_pass_opts o = {
 		.knobs = &pol->knobs,
 		.features = &d->features,
 		.kpageflags_fd = d->kpf_fd,
-		.collapse = tc.acting,
+		.collapse = tc->acting,
 		.subpmd_flags = MTHPD_MADV_COLLAPSE_ORDER |
 				(pol->knobs.max_ptes_none == 0 ? MTHPD_MADV_COLLAPSE_STRICT : 0),
 		.budget_bytes = *bytes_left == UINT64_MAX ? 0 : *bytes_left,
@@ -361,39 +336,39 @@ int visit_process(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance
 			 : allowance / MTHPD_PMD_NR > 0 ? (unsigned int)(allowance / MTHPD_PMD_NR)
 							: 1,
 	};
-	/* counted before the visit: a fault during it shows next time */
-	faults_known = mthpd_target_faults(&p->t, &faults) == 0;
-	tc.pace_mark = now_usec();
+
+	tc->pace_mark = now_usec();
 	if (o.start == 0) {
 		p->cov.sweep_huge = 0;
 		p->cov.sweep_partial = 0;
 		p->cov.sweep_result = -1;
 		p->cov.sweep_collapsed = false;
 	}
-	r = mthpd_target_pass(&d->kif, &p->t, &o, target_sink, &tc, &st);
-	note_coverage(d, p, proc, pol, &tc, &st, r);
-	read_rollup(d, p, &st, r);
-	notice_splits(&tc, p, proc, pol);
-	if (r == 0 && o.start == 0 && !p->t.thp_disabled)
-		notice_vmas_refused(p, proc, pol);
-	p->held = !tc.acting && tc.held != MTHPD_RESULT_DRY_RUN && tc.held_blocks > 0;
-	if (tc.logged_dry) {
-		/* the minute counts from the last time some were logged */
-		d->dry_logged[slot].pid = proc->pid;
-		d->dry_logged[slot].usec = now_usec();
-	}
-	if (r == 0 && faults_known && (tc.pending == 0 || tc.pending == tc.failed)) {
-		/* Nothing to do, or only failures: quiet until it faults, or for a while. */
-		if (tc.pending == 0)
-			p->backoff_usec = 0;
-		else
-			p->backoff_usec = p->backoff_usec ? 2 * p->backoff_usec : QUIET_BACKOFF_MIN_USEC;
-		if (p->backoff_usec > QUIET_MAX_USEC)
-			p->backoff_usec = QUIET_MAX_USEC;
-		p->quiet_faults = faults;
-		p->quiet_checked = now_usec();
-		p->quiet_until = p->quiet_checked + (p->backoff_usec ? p->backoff_usec : QUIET_MAX_USEC);
-	}
+	return mthpd_target_pass(&d->kif, &p->t, &o, target_sink, tc, st);
+}
+
+/*
+ * After a visit that went to its end with nothing left to do, or only
+ * failures: quiet until it faults, or for a while (a backoff that doubles
+ * while its collapses keep failing).
+ */
+static void note_quiet(struct mthpd_sched_proc *p, const struct target_ctx *tc, uint64_t faults)
+{
+	if (tc->pending == 0)
+		p->backoff_usec = 0;
+	else
+		p->backoff_usec = p->backoff_usec ? 2 * p->backoff_usec : QUIET_BACKOFF_MIN_USEC;
+	if (p->backoff_usec > QUIET_MAX_USEC)
+		p->backoff_usec = QUIET_MAX_USEC;
+	p->quiet_faults = faults;
+	p->quiet_checked = now_usec();
+	p->quiet_until = p->quiet_checked + (p->backoff_usec ? p->backoff_usec : QUIET_MAX_USEC);
+}
+
+/* One log_visit() record per result: the visit's decisions by size (log.h). */
+static void log_tally(const struct mthpd_sched_proc *p, const struct mthpd_proc *proc,
+		      const struct mthpd_policy *pol, const struct target_ctx *tc)
+{
 	for (int res = 0; res < _MTHPD_SCAN_RESULT_MAX; res++) {
 		struct log_visit lv = {
 			.pid = proc->pid,
@@ -404,20 +379,18 @@ int visit_process(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance
 			.result = mthpd_result_name((enum mthpd_scan_result)res),
 		};
 
-		memcpy(lv.counts, tc.tally[res], sizeof(lv.counts));
+		memcpy(lv.counts, tc->tally[res], sizeof(lv.counts));
 		log_visit(&lv);
 	}
-	d->metrics.targets++;
-	d->metrics.ranges_huge += st.ranges_huge;
-	*ret_spent = allowance - budget;
-	p->resume = r == -EDQUOT ? st.resume : 0;
-	/* stopped to rest, with ranges and budget left: goes on when its clock allows */
-	p->pace_waiting = tc.paced && r == -EDQUOT && p->resume != 0 && budget > 0;
-	p->pace_allowance = p->pace_waiting ? budget : 0;
-	if (*bytes_left != UINT64_MAX)
-		*bytes_left -= st.bytes_collapsed < *bytes_left ? st.bytes_collapsed : *bytes_left;
-	if (tc.alloc_failed)
-		d->no_collapse_until = now_usec() + d->cfg->daemon.alloc_sleep_millisecs * 1000ULL;
+}
+
+/*
+ * After the pass: an exited process is closed (matched anew if its pid
+ * comes back), and one past RLIMIT_NOFILE too.  Returns the visit's result.
+ */
+static int visit_end(struct daemon *d, struct mthpd_sched_proc *p, const struct mthpd_proc *proc,
+		     int r)
+{
 	if (r == -ESRCH) {
 		/*
 		 * Exited, or it exec'd (the pagemap fd reads EOF for the old
@@ -442,4 +415,110 @@ int visit_process(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance
 	if (r < 0 && r != -EDQUOT)
 		log_errno(LOG_LVL_WARNING, r, "pid %d '%s': %m, ignoring", (int)proc->pid, p->t.comm);
 	return 0;
+}
+
+/*
+ * One visit of one process (mthpd_sched_visit_fn): from p->resume on, with
+ * at most @allowance pages of budget.  Sets p->resume (0: it reached the
+ * end) and *ret_spent.  Returns 0, or -ECANCELED (stop).
+ */
+int visit_process(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance,
+		  uint64_t *ret_spent)
+{
+	struct visit_ctx *vc = userdata;
+	struct daemon *d = vc->d;
+	const struct mthpd_proc *proc = &d->procs[p->proc];
+	const struct mthpd_policy *pol = &d->cfg->policies[p->policy];
+	uint64_t *bytes_left = &vc->bytes_left[p->policy];
+	struct mthpd_pass_stats st = {0}; /* -ENOMEM leaves it unwritten */
+	uint64_t budget = allowance, faults = 0;
+	struct mthpd_hold_in in;
+	enum mthpd_hold hold;
+	bool faults_known, from_start;
+	size_t slot;
+	struct target_ctx tc = {
+		.d = d,
+		.proc = proc,
+		.policy = pol,
+		.pages_budget = &budget,
+		.sp = p,
+	};
+	int r;
+
+	*ret_spent = 1;
+	hold = hold_of(vc, p, proc, pol, &in);
+	if (hold == MTHPD_HOLD_SETTLED) {
+		uint64_t now = now_usec();
+
+		if (vc->check_quiet || now - p->quiet_checked >= QUIET_CHECK_USEC)
+			p->quiet_checked = now;
+		d->metrics.quiet++;
+		p->resume = 0;
+		return 0;
+	}
+	p->quiet_until = 0;
+	if (hold == MTHPD_HOLD_RESTING) {
+		/*
+		 * A pass does not cut its rest short; the pace timer brings it
+		 * back, from where it stopped.  It spent nothing, so its share
+		 * goes to the others.
+		 */
+		*ret_spent = 0;
+		return 0;
+	}
+	p->pace_waiting = false;
+	tc.counters = metrics_policy(&d->metrics, pol->name);
+	if (!tc.counters) {
+		p->resume = 0;
+		return 0;
+	}
+	/* Why nothing is collapsed, if so: the held blocks are logged with it. */
+	tc.held = mthpd_hold_result(hold);
+	tc.acting = hold == MTHPD_HOLD_NONE;
+	slot = (size_t)proc->pid % ARRAY_SIZE(d->dry_logged);
+	tc.log_dry = d->dry_logged[slot].pid != proc->pid ||
+		     now_usec() - d->dry_logged[slot].usec >= DRY_RUN_LOG_INTERVAL_USEC;
+	if (!open_target(d, p, proc, pol)) {
+		p->resume = 0;
+		return 0;
+	}
+	in.young = too_young(p, pol);
+	if (mthpd_hold_decide(&in) == MTHPD_HOLD_YOUNG) {
+		/* nothing spent: its share goes to the others; the timer comes back for it */
+		p->resume = 0;
+		*ret_spent = 0;
+		return 0;
+	}
+	notice_thp_disabled(p, proc, pol);
+	/* counted before the visit: a fault during it shows next time */
+	faults_known = mthpd_target_faults(&p->t, &faults) == 0;
+	from_start = p->resume == 0;
+	r = pass_ranges(d, p, pol, bytes_left, allowance, &tc, &st);
+
+	note_coverage(d, p, proc, pol, &tc, &st, r);
+	read_rollup(d, p, &st, r);
+	notice_splits(&tc, p, proc, pol);
+	if (r == 0 && from_start && !p->t.thp_disabled)
+		notice_vmas_refused(p, proc, pol);
+	p->held = !tc.acting && tc.held != MTHPD_RESULT_DRY_RUN && tc.held_blocks > 0;
+	if (tc.logged_dry) {
+		/* the minute counts from the last time some were logged */
+		d->dry_logged[slot].pid = proc->pid;
+		d->dry_logged[slot].usec = now_usec();
+	}
+	if (r == 0 && faults_known && (tc.pending == 0 || tc.pending == tc.failed))
+		note_quiet(p, &tc, faults);
+	log_tally(p, proc, pol, &tc);
+	d->metrics.targets++;
+	d->metrics.ranges_huge += st.ranges_huge;
+	*ret_spent = allowance - budget;
+	p->resume = r == -EDQUOT ? st.resume : 0;
+	/* stopped to rest, with ranges and budget left: goes on when its clock allows */
+	p->pace_waiting = tc.paced && r == -EDQUOT && p->resume != 0 && budget > 0;
+	p->pace_allowance = p->pace_waiting ? budget : 0;
+	if (*bytes_left != UINT64_MAX)
+		*bytes_left -= st.bytes_collapsed < *bytes_left ? st.bytes_collapsed : *bytes_left;
+	if (tc.alloc_failed)
+		d->no_collapse_until = now_usec() + d->cfg->daemon.alloc_sleep_millisecs * 1000ULL;
+	return visit_end(d, p, proc, r);
 }

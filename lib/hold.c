@@ -11,6 +11,9 @@ enum mthpd_hold mthpd_hold_decide(const struct mthpd_hold_in *in)
 	/* pace=: a pass does not cut a rest short, the pace timer ends it */
 	if (in->resting)
 		return MTHPD_HOLD_RESTING;
+	/* min_age=: a service finishes starting first */
+	if (in->young)
+		return MTHPD_HOLD_YOUNG;
 	/* the settings first, then what passes */
 	if (in->dry_run)
 		return MTHPD_HOLD_DRY_RUN;
@@ -27,7 +30,7 @@ enum mthpd_hold mthpd_hold_decide(const struct mthpd_hold_in *in)
 
 bool mthpd_hold_visits(enum mthpd_hold h)
 {
-	return h != MTHPD_HOLD_SETTLED && h != MTHPD_HOLD_RESTING;
+	return h != MTHPD_HOLD_SETTLED && h != MTHPD_HOLD_RESTING && h != MTHPD_HOLD_YOUNG;
 }
 
 enum mthpd_scan_result mthpd_hold_result(enum mthpd_hold h)
@@ -42,6 +45,7 @@ enum mthpd_scan_result mthpd_hold_result(enum mthpd_hold h)
 	case MTHPD_HOLD_NONE:
 	case MTHPD_HOLD_SETTLED:
 	case MTHPD_HOLD_RESTING:
+	case MTHPD_HOLD_YOUNG:
 	case MTHPD_HOLD_DRY_RUN:
 	case MTHPD_HOLD_PLAN_ONLY:
 		break;
@@ -59,6 +63,8 @@ const char *mthpd_hold_name(enum mthpd_hold h)
 		return "settled";
 	case MTHPD_HOLD_RESTING:
 		return "resting";
+	case MTHPD_HOLD_YOUNG:
+		return "young";
 	case MTHPD_HOLD_DRY_RUN:
 		return "dry_run";
 	case MTHPD_HOLD_PRESSURE:

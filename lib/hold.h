@@ -17,6 +17,7 @@ enum mthpd_hold {
 	MTHPD_HOLD_NONE,         /* visit it, and collapse what the plan says */
 	MTHPD_HOLD_SETTLED,      /* no visit: quiet, its fault count unchanged */
 	MTHPD_HOLD_RESTING,      /* no visit: pace= rest; the pace timer brings it back */
+	MTHPD_HOLD_YOUNG,        /* no visit: younger than its policy's min_age= */
 	MTHPD_HOLD_DRY_RUN,      /* visit and plan, collapse nothing: dry_run=yes */
 	MTHPD_HOLD_PRESSURE,     /* ... PSI above psi_threshold, the host's or its cgroup's */
 	MTHPD_HOLD_ALLOC_PAUSE,  /* ... alloc_sleep_millisecs after an allocation failure */
@@ -28,6 +29,7 @@ struct mthpd_hold_in {
 	bool settled;      /* quiet since a visit found nothing to do, and no new fault */
 	bool held_before;  /* its last visit was held (pressure, allocation pause, budget) */
 	bool resting;      /* pace=: its clock is ahead of its share */
+	bool young;        /* younger than min_age= (known once its target is open) */
 	bool dry_run;      /* dry_run=yes, the daemon's or its policy's */
 	bool pressure;     /* PSI some avg10 above psi_threshold, the host's or its cgroup's */
 	bool alloc_pause;  /* within alloc_sleep_millisecs of an allocation failure */
@@ -38,19 +40,19 @@ struct mthpd_hold_in {
 /*
  * Pure: the first reason that applies, in this order.  A process whose
  * last visit was held back and whose hold is over is visited at once, not
- * left settled for the quiet minute.  Then the rest of pace=; then the
- * settings (dry run) before what passes (pressure, the allocation pause,
- * the budget).
+ * left settled for the quiet minute.  Then the rest of pace=, then
+ * min_age=; then the settings (dry run) before what passes (pressure, the
+ * allocation pause, the budget).
  */
 enum mthpd_hold mthpd_hold_decide(const struct mthpd_hold_in *in);
 
-/* Pure: whether a visit happens (NONE and the reasons to collapse nothing do). */
+/* Pure: whether the visit goes on to plan (NONE and the reasons to collapse nothing do). */
 bool mthpd_hold_visits(enum mthpd_hold h);
 
 /* Pure: the result the held blocks are logged with (dry_run, held_pressure...). */
 enum mthpd_scan_result mthpd_hold_result(enum mthpd_hold h);
 
-/* Pure: "none", "settled", "resting", "dry_run", "pressure", "alloc_pause", ... */
+/* Pure: "none", "settled", "resting", "young", "dry_run", "pressure", "alloc_pause", ... */
 const char *mthpd_hold_name(enum mthpd_hold h);
 
 #endif

@@ -11,7 +11,7 @@
 #include "test.h"
 #include "util.h"
 
-enum { SET = 1, HB = 2, REST = 4, DRY = 8, PSI = 16, ALLOC = 32, BUDGET = 64, PLAN = 128 };
+enum { SET = 1, HB = 2, REST = 4, DRY = 8, PSI = 16, ALLOC = 32, BUDGET = 64, PLAN = 128, YOUNG = 256 };
 
 static struct mthpd_hold_in in_of(unsigned int f)
 {
@@ -24,6 +24,7 @@ static struct mthpd_hold_in in_of(unsigned int f)
 		.alloc_pause = f & ALLOC,
 		.budget_spent = f & BUDGET,
 		.plan_only = f & PLAN,
+		.young = f & YOUNG,
 	};
 }
 
@@ -42,6 +43,10 @@ static void test_decide(void)
 		{ "allocation pause", ALLOC, MTHPD_HOLD_ALLOC_PAUSE },
 		{ "budget spent", BUDGET, MTHPD_HOLD_OVER_BUDGET },
 		{ "plan only", PLAN, MTHPD_HOLD_PLAN_ONLY },
+		{ "young", YOUNG, MTHPD_HOLD_YOUNG },
+		{ "resting before young", REST | YOUNG, MTHPD_HOLD_RESTING },
+		{ "settled before young", SET | YOUNG, MTHPD_HOLD_SETTLED },
+		{ "young before a dry run", YOUNG | DRY | PSI, MTHPD_HOLD_YOUNG },
 		{ "held before, not now: visited though settled", SET | HB, MTHPD_HOLD_NONE },
 		{ "held before, still under pressure: stays settled", SET | HB | PSI, MTHPD_HOLD_SETTLED },
 		{ "held before, allocation pause goes on", SET | HB | ALLOC, MTHPD_HOLD_SETTLED },
@@ -67,15 +72,16 @@ static void test_decide(void)
 	test_case = NULL;
 }
 
-/* Every combination of the eight inputs: the answer is the first reason in the order. */
+/* Every combination of the nine inputs: the answer is the first reason in the order. */
 static void test_every_combination(void)
 {
 	test_case = "every combination";
-	for (unsigned int f = 0; f < 256; f++) {
+	for (unsigned int f = 0; f < 512; f++) {
 		struct mthpd_hold_in in = in_of(f);
 		bool released = (f & HB) && !(f & (PSI | ALLOC | BUDGET));
 		enum mthpd_hold want = (f & SET) && !released ? MTHPD_HOLD_SETTLED
 				       : f & REST            ? MTHPD_HOLD_RESTING
+				       : f & YOUNG           ? MTHPD_HOLD_YOUNG
 				       : f & DRY             ? MTHPD_HOLD_DRY_RUN
 				       : f & PSI             ? MTHPD_HOLD_PRESSURE
 				       : f & ALLOC           ? MTHPD_HOLD_ALLOC_PAUSE
@@ -99,6 +105,7 @@ static void test_results(void)
 		{ MTHPD_HOLD_NONE, true, MTHPD_RESULT_DRY_RUN, "none" },
 		{ MTHPD_HOLD_SETTLED, false, MTHPD_RESULT_DRY_RUN, "settled" },
 		{ MTHPD_HOLD_RESTING, false, MTHPD_RESULT_DRY_RUN, "resting" },
+		{ MTHPD_HOLD_YOUNG, false, MTHPD_RESULT_DRY_RUN, "young" },
 		{ MTHPD_HOLD_DRY_RUN, true, MTHPD_RESULT_DRY_RUN, "dry_run" },
 		{ MTHPD_HOLD_PRESSURE, true, MTHPD_RESULT_HELD_PRESSURE, "pressure" },
 		{ MTHPD_HOLD_ALLOC_PAUSE, true, MTHPD_RESULT_HELD_ALLOC_FAILED, "alloc_pause" },
