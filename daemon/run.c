@@ -167,25 +167,16 @@ static int arm_next_pass(struct daemon *d)
 	return arm_timer(d, msec);
 }
 
-static int setup(struct daemon *d)
+/*
+ * The kernel as mthpd finds it: knobs, features, kpageflags, whether
+ * MADV_COLD splits, said once.  Returns 0 or -errno, logged.
+ */
+static int setup_kernel(struct daemon *d)
 {
-	char mountinfo[65536];
-	const char *bad_root = NULL, *file = NULL;
-	sigset_t mask;
+	char feat[160];
+	const char *dis;
 	int r;
 
-	r = mthpd_kif_linux_init(d->opts->proc_root, d->opts->sys_root, &d->kif, &bad_root);
-	if (r < 0)
-		return log_errno(LOG_LVL_ERR, r, "cannot open '%s': %m", bad_root);
-	r = mthpd_knobs_read_sysfs(&d->kif, 7, &d->sys_defaults, &file);
-	if (r < 0)
-		return log_errno(LOG_LVL_ERR, r, "cannot read '%s': %m", file);
-	r = reload_load(d, &d->cfg);
-	if (r < 0)
-		return r;
-	r = reload_claim_files(d);
-	if (r < 0)
-		return r;
 	r = mthpd_features_probe(&d->kif, &d->features);
 	if (r < 0)
 		return log_errno(LOG_LVL_ERR, r, "cannot probe kernel features: %m");
@@ -203,21 +194,22 @@ static int setup(struct daemon *d)
 		if (r < 0)
 			return log_errno(LOG_LVL_ERR, r, "cannot probe kernel features: %m");
 	}
-	{
-		char feat[160];
-
-		log_info("kernel: %s", mthpd_features_describe(&d->features, feat, sizeof(feat)));
-	}
+	log_info("kernel: %s", mthpd_features_describe(&d->features, feat, sizeof(feat)));
 	notice_unsupported_sizes(d);
 	notice_no_split(d);
-	{
-		/* Testing aid: the daemon as it was before the refill backoff. */
-		const char *dis = getenv("MTHPD_DISABLE");
+	/* Testing aid: the daemon as it was before the refill backoff. */
+	dis = getenv("MTHPD_DISABLE");
+	d->no_refill_backoff = dis && strstr(dis, "refill_backoff");
+	if (d->no_refill_backoff)
+		log_notice("MTHPD_DISABLE=refill_backoff: emptied ranges are refilled");
+	return 0;
+}
 
-		d->no_refill_backoff = dis && strstr(dis, "refill_backoff");
-		if (d->no_refill_backoff)
-			log_notice("MTHPD_DISABLE=refill_backoff: emptied ranges are refilled");
-	}
+/* The cgroup2 hierarchy and the pid arrays of discovery.  Returns 0 or -ENOMEM, logged. */
+static int setup_discovery(struct daemon *d)
+{
+	char mountinfo[65536];
+	int r;
 
 	r = mthpd_kif_read_proc(&d->kif, "self/mountinfo", mountinfo, sizeof(mountinfo));
 	if (r >= 0 || r == -EFBIG)
@@ -228,13 +220,23 @@ static int setup(struct daemon *d)
 		log_info("cgroup2 hierarchy at '%s'", d->cgroup_mount);
 		d->cgroup_fd = open(d->cgroup_mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}
-
 	d->procs = calloc(d->cfg->daemon.max_pids_per_pass + 1U, sizeof(*d->procs));
 	d->pids = calloc(d->cfg->daemon.max_pids_per_pass + 1U, sizeof(*d->pids));
 	d->pids_size = d->cfg->daemon.max_pids_per_pass;
 	d->cfg_gen = 1;
 	if (!d->procs || !d->pids)
 		return log_errno(LOG_LVL_ERR, -ENOMEM, "%m");
+	return 0;
+}
+
+/* Signals through the signalfd only, and the timers.  Returns 0 or -errno, logged. */
+static int setup_events(struct daemon *d)
+{
+	const struct itimerspec every = {
+		.it_interval = {.tv_sec = ARRIVAL_CHECK_MSEC / 1000},
+		.it_value = {.tv_sec = ARRIVAL_CHECK_MSEC / 1000},
+	};
+	sigset_t mask;
 
 	/* Signals only through the signalfd: no handlers at all. */
 	sigemptyset(&mask);
@@ -251,37 +253,55 @@ static int setup(struct daemon *d)
 	d->pace_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (d->sig_fd < 0 || d->timer_fd < 0 || d->arrival_fd < 0 || d->pace_fd < 0)
 		return log_errno(LOG_LVL_ERR, -errno, "signalfd/timerfd: %m");
-	{
-		const struct itimerspec every = {
-			.it_interval = {.tv_sec = ARRIVAL_CHECK_MSEC / 1000},
-			.it_value = {.tv_sec = ARRIVAL_CHECK_MSEC / 1000},
-		};
+	if (timerfd_settime(d->arrival_fd, 0, &every, NULL) < 0)
+		return log_errno(LOG_LVL_ERR, -errno, "timerfd_settime: %m");
+	return 0;
+}
 
-		if (timerfd_settime(d->arrival_fd, 0, &every, NULL) < 0)
-			return log_errno(LOG_LVL_ERR, -errno, "timerfd_settime: %m");
+/*
+ * Each process kept open from pass to pass holds three fds (pagemap,
+ * stat, pidfd).  mthpd uses poll(), not select(), so the soft limit may go
+ * up to the hard one (systemd's advice for LimitNOFILE=); past it, targets
+ * are closed after each visit.
+ */
+static void setup_fd_limit(struct daemon *d)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		rl.rlim_cur = 1024;
+	d->max_open = rl.rlim_cur > 128 ? (size_t)(rl.rlim_cur - 64) / 3 : 21;
+}
 
-	{
-		/*
-		 * Each process kept open from pass to pass holds three fds
-		 * (pagemap, stat, pidfd).  mthpd uses poll(), not select(), so the
-		 * soft limit may go up to the hard one (systemd's advice for
-		 * LimitNOFILE=); past it, targets are closed after each visit.
-		 */
-		struct rlimit rl;
+static int setup(struct daemon *d)
+{
+	const char *bad_root = NULL, *file = NULL;
+	int r;
 
-		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-			rl.rlim_cur = rl.rlim_max;
-			(void)setrlimit(RLIMIT_NOFILE, &rl);
-		}
-		if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
-			rl.rlim_cur = 1024;
-		d->max_open = rl.rlim_cur > 128 ? (size_t)(rl.rlim_cur - 64) / 3 : 21;
-	}
-
+	r = mthpd_kif_linux_init(d->opts->proc_root, d->opts->sys_root, &d->kif, &bad_root);
+	if (r < 0)
+		return log_errno(LOG_LVL_ERR, r, "cannot open '%s': %m", bad_root);
+	r = mthpd_knobs_read_sysfs(&d->kif, 7, &d->sys_defaults, &file);
+	if (r < 0)
+		return log_errno(LOG_LVL_ERR, r, "cannot read '%s': %m", file);
+	r = reload_load(d, &d->cfg);
+	if (r >= 0)
+		r = reload_claim_files(d);
+	if (r >= 0)
+		r = setup_kernel(d);
+	if (r >= 0)
+		r = setup_discovery(d);
+	if (r >= 0)
+		r = setup_events(d);
+	if (r < 0)
+		return r;
+	setup_fd_limit(d);
 	if (sd_watchdog_enabled(0, &d->watchdog_usec) <= 0)
 		d->watchdog_usec = 0;
-
 	r = watch_open(&d->watch, d->opts->config_dir);
 	if (r < 0) {
 		log_errno(LOG_LVL_WARNING, r,
@@ -289,7 +309,6 @@ static int setup(struct daemon *d)
 			  d->opts->config_dir);
 		watch_close(&d->watch);
 	}
-
 	/* Everything is open: from here on only the capabilities and system calls it needs. */
 	if (d->opts->sandbox) {
 		char err[256], desc[256];
@@ -300,7 +319,6 @@ static int setup(struct daemon *d)
 		if (sandbox_describe(desc, sizeof(desc)) == 0)
 			log_info("sandbox: %s", desc);
 	}
-
 	return 0;
 }
 
