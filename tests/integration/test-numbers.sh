@@ -49,7 +49,10 @@ for ((i = 0; i < 200; i++)); do
 done
 echo "   state: $l"
 h=$(field "$l" huge_bytes) a=$(field "$l" anon_bytes)
-[ "${h:-0}" = $((8 * RANGE_SIZE)) ] || check_fail "$P: huge_bytes ${h:-?} after its first collapse, expected 16 MiB"
+# 16 MiB of the workload's own; an ASan build has more memory the daemon may collapse
+k=$(($(rollup_kb "$P" AnonHugePages) * 1024))
+[ "${h:-0}" -ge $((8 * RANGE_SIZE)) ] && [ "${h:-0}" -le "$k" ] ||
+	check_fail "$P: huge_bytes ${h:-?} after its first collapse, expected 16 MiB to the kernel's $k"
 [ "${a:-0}" -ge "${h:-1}" ] || check_fail "$P: anon_bytes ${a:-?} < huge_bytes ${h:-?} right after the collapse (stale anon)"
 [ "$(anon_huge_kb "$P" "$PB" 8)" = 16384 ] || check_fail "$P: AnonHugePages $(anon_huge_kb "$P" "$PB" 8) kB, expected 16384"
 
@@ -69,7 +72,7 @@ l=$(proc_line "$Q")
 echo "   state: $l"
 huge=$(($(rollup_kb "$Q" AnonHugePages) * 1024))
 echo "   kernel: pid $Q AnonHugePages $huge"
-[ "$huge" = $((2 * RANGE_SIZE)) ] || check_fail "$Q: the kernel says AnonHugePages $huge, expected 4 MiB"
+[ "$huge" -ge $((2 * RANGE_SIZE)) ] || check_fail "$Q: the kernel says AnonHugePages $huge, expected 4 MiB or more"
 [ "$(field "$l" last_result)" = thp_disabled ] || check_fail "$Q: not seen with THP disabled: $l"
 [ "$(field "$l" huge_bytes)" = "$huge" ] ||
 	check_fail "$Q (THP disabled): huge_bytes $(field "$l" huge_bytes), the kernel maps $huge huge"
