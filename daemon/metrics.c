@@ -10,6 +10,7 @@
 
 #include "knobs.h"
 #include "metrics.h"
+#include "text.h"
 #include "util.h"
 
 struct mthpd_counters *metrics_policy(struct metrics *m, const char *name)
@@ -265,10 +266,18 @@ static void write_gauge(FILE *f, const struct metrics *m, const char *name, cons
 			*(const unsigned long *)(const void *)((const char *)&m->procs[i] + offset));
 }
 
-/* A label value: backslash, double quote and newline escaped (the text format's rule). */
+/*
+ * A label value: backslash, double quote and newline escaped (the text
+ * format's rule), after lib/text.c's escape of what another user named: a
+ * unit's cgroup may hold control bytes or bytes that are not UTF-8, which
+ * the exposition format does not allow and which would make a scraper
+ * drop the whole file.  They read "\\xHH" here, as `mthpd status` shows them.
+ */
 static void put_label(FILE *f, const char *v)
 {
-	for (; *v; v++) {
+	_cleanup_free_ char *e = mthpd_text_escape_dup(v);
+
+	for (v = e ? e : "?"; *v; v++) {
 		if (*v == '\\' || *v == '"')
 			fputc('\\', f);
 		if (*v == '\n')

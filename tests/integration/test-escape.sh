@@ -12,14 +12,14 @@ COMM=$'\e[31mX\a\x7f\n\xc2\x9bY'    # 12 bytes: ESC, BEL, DEL, LF, U+009B (C1 CS
 SHOWN='\x1b[31mX\x07\x7f\x0a\xc2\x9bY'
 CG=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 [ -n "$CG" ] || skip "no cgroup2 hierarchy mounted"
-D="$CG/mthpd-esc-$$"$'\e[7m\x01'
+D="$CG/mthpd-esc-$$"$'\e[7m\x01\xff'
 mkdir "$D" || skip "cannot create a child cgroup below $CG"
 CGROUPS+=("$D")
-CG_SHOWN="/mthpd-esc-$$"'\x1b[7m\x01'
+CG_SHOWN="/mthpd-esc-$$"'\x1b[7m\x01\xff'
 
 CONF=$TMP/conf
 mkdir -p "$CONF/policy.d"
-printf '[Daemon]\nscan_sleep_millisecs=200\nstate_file=%s\nmetrics_file=\n' "$TMP/status" >"$CONF/mthpd.conf"
+printf '[Daemon]\nscan_sleep_millisecs=200\nstate_file=%s\nmetrics_file=%s\n' "$TMP/status" "$TMP/metrics" >"$CONF/mthpd.conf"
 printf '[Match]\ncgroup=/mthpd-esc-*\n[Policy]\nsizes=2M\nmax_ptes_none=511\n' >"$CONF/policy.d/50-esc.conf"
 
 in_cgroup "$D" --comm "$COMM" full
@@ -61,4 +61,12 @@ grep -F "pid $P " "$TMP/run.log" | head -2 | sed 's/^/   /'
 clean "status" "$TMP/status.txt"
 grep -F -- "$SHOWN" "$TMP/status.txt" | sed 's/^/   /'
 grep -qF -- "$CG_SHOWN" "$TMP/status.txt" || check_fail "status: the cgroup is not shown as $CG_SHOWN"
+# the metrics: the text format allows no control byte and only UTF-8 in a label
+# (a scraper drops the whole file), so the unit's label holds \\xHH (\xHH unescaped)
+[ "$(LC_ALL=C grep -c $'[\x01-\x09\x0b-\x1f\x7f]' "$TMP/metrics")" = 0 ] ||
+	check_fail "metrics: a raw control byte"
+iconv -f UTF-8 -t UTF-8 "$TMP/metrics" >/dev/null 2>&1 || check_fail "metrics: not valid UTF-8"
+grep -qF -- "unit=\"${CG_SHOWN//\\/\\\\}\"" "$TMP/metrics" ||
+	check_fail "metrics: no unit label reading $CG_SHOWN: $(grep -a mthpd_unit_anon_bytes "$TMP/metrics" | head -2)"
+grep -aF "mthpd_unit_anon_bytes" "$TMP/metrics" | sed 's/^/   /'
 finish
