@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "act.h"
+#include "cli.h"
 #include "features.h"
 #include "kif.h"
 #include "knobs.h"
@@ -32,29 +33,7 @@
 #include "preview.h"
 #include "version.h"
 
-enum {
-	EXIT_OK = 0,
-	EXIT_TARGET = 1,  /* a target could not be processed */
-	EXIT_USAGE = 2,   /* bad usage or input; nothing done */
-	EXIT_SYSTEM = 3,  /* this system cannot run mthpd */
-};
-
-#define MAX_PIDS 4096
-
-struct cli {
-	bool collapse;
-	bool json;
-	pid_t pids[MAX_PIDS];
-	size_t nr_pids;
-	const char *sizes;
-	const char *max_ptes[3]; /* none, swap, shared, as given */
-	const char *proc_root;
-	const char *sys_root;
-	struct preview_opts preview; /* plan --config-dir: a configuration on the live processes */
-};
-
-/* "mthpd: " and the line, whole and escaped (lib/text.h): it may name a process or a file. */
-_printf_(1, 2) static void fail(const char *fmt, ...)
+void cli_fail(const char *fmt, ...)
 {
 	_cleanup_free_ char *line = NULL;
 	va_list ap;
@@ -157,8 +136,8 @@ static int parse_args(int argc, char **argv, struct cli *c)
 	} else if (strcmp(argv[1], "collapse") == 0) {
 		c->collapse = true;
 	} else {
-		fail("unknown command '%s' (expected plan, collapse, run, check-config or status; "
-		     "see --help)", argv[1]);
+		cli_fail("unknown command '%s' (expected plan, collapse, run, check-config or status; "
+			 "see --help)", argv[1]);
 		return -EINVAL;
 	}
 
@@ -180,16 +159,16 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			break;
 		case 'p':
 			if (c->nr_pids >= MAX_PIDS) {
-				fail("too many --pid (at most %d)", MAX_PIDS);
+				cli_fail("too many --pid (at most %d)", MAX_PIDS);
 				return -EINVAL;
 			}
 			if (parse_pid(optarg, &c->pids[c->nr_pids]) < 0) {
-				fail("--pid: '%s' is not a process id", optarg);
+				cli_fail("--pid: '%s' is not a process id", optarg);
 				return -EINVAL;
 			}
 			for (size_t i = 0; i < c->nr_pids; i++)
 				if (c->pids[i] == c->pids[c->nr_pids]) {
-					fail("--pid %d is given twice", (int)c->pids[i]);
+					cli_fail("--pid %d is given twice", (int)c->pids[i]);
 					return -EINVAL;
 				}
 			c->nr_pids++;
@@ -215,41 +194,41 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			help(stdout);
 			return 1;
 		case ':':
-			fail("option '%s' needs a value", argv[optind - 1]);
+			cli_fail("option '%s' needs a value", argv[optind - 1]);
 			return -EINVAL;
 		default:
-			fail("unknown option '%s' (see --help)", argv[optind - 1]);
+			cli_fail("unknown option '%s' (see --help)", argv[optind - 1]);
 			return -EINVAL;
 		}
 	}
 	if (optind < argc) {
-		fail("unexpected argument '%s' (see --help)", argv[optind]);
+		cli_fail("unexpected argument '%s' (see --help)", argv[optind]);
 		return -EINVAL;
 	}
 	if (c->preview.policy || c->preview.unit || c->preview.cgroup) {
 		if (!c->preview.config_dir) {
-			fail("--policy, --unit and --cgroup go with --config-dir");
+			cli_fail("--policy, --unit and --cgroup go with --config-dir");
 			return -EINVAL;
 		}
 	}
 	if (c->preview.config_dir) {
 		/* the policies say which processes, sizes and limits: not the command line */
 		if (c->collapse) {
-			fail("collapse does not take --config-dir: the daemon (mthpd run) acts on a "
-			     "configuration; plan --config-dir previews it");
+			cli_fail("collapse does not take --config-dir: the daemon (mthpd run) acts on a "
+				 "configuration; plan --config-dir previews it");
 			return -EINVAL;
 		}
 		if (c->nr_pids || c->sizes || c->max_ptes[0] || c->max_ptes[1] || c->max_ptes[2] ||
 		    c->proc_root || c->sys_root) {
-			fail("plan --config-dir takes the processes and knobs from the policies: no "
-			     "--pid, --sizes, --max-ptes-*, --proc-root or --sys-root");
+			cli_fail("plan --config-dir takes the processes and knobs from the policies: no "
+				 "--pid, --sizes, --max-ptes-*, --proc-root or --sys-root");
 			return -EINVAL;
 		}
 		c->preview.json = c->json;
 		return 0;
 	}
 	if (c->nr_pids == 0) {
-		fail("%s needs at least one --pid (or --config-dir, for plan)", argv[1]);
+		cli_fail("%s needs at least one --pid (or --config-dir, for plan)", argv[1]);
 		return -EINVAL;
 	}
 	return 0;
@@ -266,7 +245,7 @@ static int build_knobs(const struct cli *c, const struct mthpd_kif *kif, struct 
 
 	k->orders = 1U << MTHPD_PMD_ORDER;
 	if (c->sizes && mthpd_parse_sizes(c->sizes, &k->orders, bad, sizeof(bad)) < 0) {
-		fail("--sizes: '%s' is not a size from 16K to 2M (16K, 32K, 64K, ..., 1M, 2M)", bad);
+		cli_fail("--sizes: '%s' is not a size from 16K to 2M (16K, 32K, 64K, ..., 1M, 2M)", bad);
 		return EXIT_USAGE;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
@@ -275,8 +254,8 @@ static int build_knobs(const struct cli *c, const struct mthpd_kif *kif, struct 
 			continue;
 		}
 		if (mthpd_parse_uint(c->max_ptes[i], MTHPD_MAX_PTES_LIMIT, fields[i]) < 0) {
-			fail("%s: '%s' is not a number from 0 to %d", names[i], c->max_ptes[i],
-			     MTHPD_MAX_PTES_LIMIT);
+			cli_fail("%s: '%s' is not a number from 0 to %d", names[i], c->max_ptes[i],
+				 MTHPD_MAX_PTES_LIMIT);
 			return EXIT_USAGE;
 		}
 	}
@@ -288,11 +267,11 @@ static int build_knobs(const struct cli *c, const struct mthpd_kif *kif, struct 
 					       &sys, &file);
 
 		if (r < 0) {
-			fail("cannot read the default from %s/%s: %s (give --%s)",
-			     c->sys_root ? c->sys_root : "/sys", file, strerror(-r),
-			     strstr(file, "none")   ? "max-ptes-none"
-			     : strstr(file, "swap") ? "max-ptes-swap"
-						    : "max-ptes-shared");
+			cli_fail("cannot read the default from %s/%s: %s (give --%s)",
+				 c->sys_root ? c->sys_root : "/sys", file, strerror(-r),
+				 strstr(file, "none")   ? "max-ptes-none"
+				 : strstr(file, "swap") ? "max-ptes-swap"
+							: "max-ptes-shared");
 			return EXIT_SYSTEM;
 		}
 		if (!c->max_ptes[0])
@@ -326,12 +305,12 @@ static int run(int argc, char **argv)
 
 	if (c.collapse && (c.proc_root || c.sys_root)) {
 		/* The plan would come from the tree, the collapse go to live pids. */
-		fail("collapse acts on live processes: --proc-root and --sys-root are for plan only");
+		cli_fail("collapse acts on live processes: --proc-root and --sys-root are for plan only");
 		return EXIT_USAGE;
 	}
 	r = mthpd_kif_linux_init(c.proc_root, c.sys_root, &kif, &bad_root);
 	if (r < 0) {
-		fail("cannot open '%s': %s", bad_root, strerror(-r));
+		cli_fail("cannot open '%s': %s", bad_root, strerror(-r));
 		return EXIT_USAGE;
 	}
 	status = build_knobs(&c, &kif, &knobs);
@@ -341,7 +320,7 @@ static int run(int argc, char **argv)
 	/* Every pid is checked before anything is done to any of them. */
 	targets = calloc(c.nr_pids, sizeof(*targets));
 	if (!targets) {
-		fail("out of memory");
+		cli_fail("out of memory");
 		status = EXIT_SYSTEM;
 		goto out;
 	}
@@ -351,7 +330,7 @@ static int run(int argc, char **argv)
 
 		/* Collapsing mthpd's own memory while it reads it proves nothing and helps nobody. */
 		if (c.collapse && !c.proc_root && pid == getpid()) {
-			fail("--pid %d is mthpd itself: it does not collapse its own memory", (int)pid);
+			cli_fail("--pid %d is mthpd itself: it does not collapse its own memory", (int)pid);
 			status = EXIT_USAGE;
 			goto out;
 		}
@@ -362,21 +341,21 @@ static int run(int argc, char **argv)
 		 */
 		if (mthpd_pid_identify(&kif, pid, &id) == 0) {
 			if (id.tgid != pid) {
-				fail("--pid %d is a thread of process %d: give --pid %d", (int)pid,
-				     (int)id.tgid, (int)id.tgid);
+				cli_fail("--pid %d is a thread of process %d: give --pid %d", (int)pid,
+					 (int)id.tgid, (int)id.tgid);
 				status = EXIT_USAGE;
 				goto out;
 			}
 			if (id.state == 'Z') {
-				fail("process %d is a zombie: it exited and its parent %d has not reaped it "
-				     "yet; it has no memory", (int)pid, (int)id.ppid);
+				cli_fail("process %d is a zombie: it exited and its parent %d has not reaped it "
+					 "yet; it has no memory", (int)pid, (int)id.ppid);
 				status = EXIT_USAGE;
 				goto out;
 			}
 		}
 		r = mthpd_target_open(&kif, pid, c.collapse, &targets[opened]);
 		if (r == -EOPNOTSUPP) {
-			fail("process %d is a kernel thread: it has no user memory", (int)pid);
+			cli_fail("process %d is a kernel thread: it has no user memory", (int)pid);
 			status = EXIT_USAGE;
 			goto out;
 		}
@@ -387,12 +366,12 @@ static int run(int argc, char **argv)
 			targets[opened].pidfd = fd >= 0 ? fd : -1;
 		}
 		if (r == -ESRCH) {
-			fail("no such process: %d", (int)pid);
+			cli_fail("no such process: %d", (int)pid);
 			status = EXIT_USAGE;
 			goto out;
 		}
 		if (r < 0) {
-			fail("cannot read process %d: %s", (int)pid, strerror(-r));
+			cli_fail("cannot read process %d: %s", (int)pid, strerror(-r));
 			status = EXIT_USAGE;
 			goto out;
 		}
@@ -402,13 +381,13 @@ static int run(int argc, char **argv)
 	if (!c.proc_root) {
 		r = mthpd_features_probe(&kif, &features);
 		if (r < 0) {
-			fail("cannot probe kernel features: %s", strerror(-r));
+			cli_fail("cannot probe kernel features: %s", strerror(-r));
 			status = EXIT_SYSTEM;
 			goto out;
 		}
 		if (!features.pfns_visible) {
-			fail("/proc/self/pagemap shows no page frame numbers: mthpd needs "
-			     "CAP_SYS_ADMIN (run it as root)");
+			cli_fail("/proc/self/pagemap shows no page frame numbers: mthpd needs "
+				 "CAP_SYS_ADMIN (run it as root)");
 			status = EXIT_SYSTEM;
 			goto out;
 		}
@@ -424,8 +403,8 @@ static int run(int argc, char **argv)
 	}
 	r = kif.ops->open_proc(&kif, "kpageflags", O_RDONLY);
 	if (r < 0) {
-		fail("cannot open %s/kpageflags: %s (mthpd needs root)",
-		     c.proc_root ? c.proc_root : "/proc", strerror(-r));
+		cli_fail("cannot open %s/kpageflags: %s (mthpd needs root)",
+			 c.proc_root ? c.proc_root : "/proc", strerror(-r));
 		status = EXIT_SYSTEM;
 		goto out;
 	}
@@ -445,7 +424,7 @@ static int run(int argc, char **argv)
 
 		r = sandbox_enter(err, sizeof(err));
 		if (r < 0) {
-			fail("cannot enter the sandbox: %s", err);
+			cli_fail("cannot enter the sandbox: %s", err);
 			status = EXIT_SYSTEM;
 			goto out;
 		}
@@ -471,20 +450,20 @@ static int run(int argc, char **argv)
 		mthpd_output_target_end(&out, t, &st);
 		if (r == 0 && c.collapse && t->thp_disabled) {
 			/* nothing could be done to it: a script must not read that as success */
-			fail("process %d ('%s'): THP is disabled for it (PR_SET_THP_DISABLE): nothing "
-			     "collapsed", (int)t->pid, t->comm);
+			cli_fail("process %d ('%s'): THP is disabled for it (PR_SET_THP_DISABLE): nothing "
+				 "collapsed", (int)t->pid, t->comm);
 			status = EXIT_TARGET;
 		} else if (r == -ESRCH) {
-			fail("process %d ('%s') exited during the pass", (int)t->pid, t->comm);
+			cli_fail("process %d ('%s') exited during the pass", (int)t->pid, t->comm);
 			status = EXIT_TARGET;
 		} else if (r < 0) {
-			fail("process %d ('%s'): %s", (int)t->pid, t->comm, strerror(-r));
+			cli_fail("process %d ('%s'): %s", (int)t->pid, t->comm, strerror(-r));
 			status = EXIT_TARGET;
 		}
 	}
 	mthpd_output_footer(&out);
 	if (fflush(stdout) != 0) {
-		fail("cannot write the output: %s", strerror(errno));
+		cli_fail("cannot write the output: %s", strerror(errno));
 		status = EXIT_TARGET;
 	}
 out:
@@ -564,7 +543,7 @@ static int load_config_for(const char *dir, const char *sys_root, struct mthpd_c
 	}
 	r = mthpd_config_load(dir, &defaults, ret, err, sizeof(err));
 	if (r < 0) {
-		fail("%s", err[0] ? err : strerror(-r));
+		cli_fail("%s", err[0] ? err : strerror(-r));
 		return EXIT_USAGE;
 	}
 	return EXIT_OK;
@@ -600,25 +579,25 @@ static int check_paths(const struct mthpd_config *c)
 				sizeof(where));
 		r = state_dir_check(files[i].path, why, sizeof(why));
 		if (r == -EPERM && state_in_runtime_dir(files[i].path) && state_runtime_dir_loose())
-			fail("note: %s=%s: %s: `mthpd run` makes '%s' mode 0755", files[i].key,
-			     files[i].path, why, STATE_RUNTIME_DIR);
+			cli_fail("note: %s=%s: %s: `mthpd run` makes '%s' mode 0755", files[i].key,
+				 files[i].path, why, STATE_RUNTIME_DIR);
 		else if (r == -EPERM) {
-			fail("%s: %s", where, why);
+			cli_fail("%s: %s", where, why);
 			status = EXIT_USAGE;
 			continue;
 		}
 		r = state_probe_writable(files[i].path, dir, sizeof(dir), why, sizeof(why));
 		if (r == -ENOENT && access(dir, F_OK) < 0 && state_in_runtime_dir(files[i].path))
-			fail("note: %s=%s: directory '%s' does not exist yet: `mthpd run` creates "
-			     "it (root, mode 0755)", files[i].key, files[i].path, dir);
+			cli_fail("note: %s=%s: directory '%s' does not exist yet: `mthpd run` creates "
+				 "it (root, mode 0755)", files[i].key, files[i].path, dir);
 		else if (r == -ENOENT && access(dir, F_OK) < 0)
-			fail("note: %s=%s: directory '%s' does not exist (yet?): the daemon writes "
-			     "nothing there until it does", files[i].key, files[i].path, dir);
+			cli_fail("note: %s=%s: directory '%s' does not exist (yet?): the daemon writes "
+				 "nothing there until it does", files[i].key, files[i].path, dir);
 		else if (r < 0 && files[i].required) {
-			fail("%s=%s: %s", files[i].key, files[i].path, why);
+			cli_fail("%s=%s: %s", files[i].key, files[i].path, why);
 			status = EXIT_USAGE;
 		} else if (r < 0)
-			fail("warning: %s=%s: %s", files[i].key, files[i].path, why);
+			cli_fail("warning: %s=%s: %s", files[i].key, files[i].path, why);
 	}
 	return status;
 }
@@ -660,15 +639,15 @@ static int daemon_commands(int argc, char **argv)
 			help(stdout);
 			return EXIT_OK;
 		case ':':
-			fail("option '%s' needs a value", argv[optind - 1]);
+			cli_fail("option '%s' needs a value", argv[optind - 1]);
 			return EXIT_USAGE;
 		default:
-			fail("unknown option '%s' (see --help)", argv[optind - 1]);
+			cli_fail("unknown option '%s' (see --help)", argv[optind - 1]);
 			return EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {
-		fail("unexpected argument '%s' (see --help)", argv[optind]);
+		cli_fail("unexpected argument '%s' (see --help)", argv[optind]);
 		return EXIT_USAGE;
 	}
 	if (strcmp(cmd, "run") == 0)
@@ -685,8 +664,8 @@ static int daemon_commands(int argc, char **argv)
 			mthpd_output_line(stdout, "\nconfiguration OK: %s", ro.config_dir);
 	} else if (!c->daemon.state_file[0]) {
 		/* nothing to read, whether a daemon runs or not */
-		fail("status has nothing to read: the state file is disabled in the configuration "
-		     "(state_file= is empty in %s/mthpd.conf)", ro.config_dir);
+		cli_fail("status has nothing to read: the state file is disabled in the configuration "
+			 "(state_file= is empty in %s/mthpd.conf)", ro.config_dir);
 		status = EXIT_USAGE;
 	} else {
 		status = state_show(c->daemon.state_file, stdout);
