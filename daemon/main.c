@@ -602,6 +602,18 @@ static int check_paths(const struct mthpd_config *c)
 	return status;
 }
 
+/* `check-config`: the configuration printed, then its files checked; returns an exit status. */
+static int check_config_run(const struct mthpd_config *c, const char *config_dir)
+{
+	int status;
+
+	print_config(c);
+	status = check_paths(c);
+	if (status == EXIT_OK)
+		mthpd_output_line(stdout, "\nconfiguration OK: %s", config_dir);
+	return status;
+}
+
 /* run, check-config, status, sandbox-test: --config-dir and the roots. */
 static int daemon_commands(int argc, char **argv)
 {
@@ -658,10 +670,7 @@ static int daemon_commands(int argc, char **argv)
 	if (status != EXIT_OK)
 		return status;
 	if (strcmp(cmd, "check-config") == 0) {
-		print_config(c);
-		status = check_paths(c);
-		if (status == EXIT_OK)
-			mthpd_output_line(stdout, "\nconfiguration OK: %s", ro.config_dir);
+		status = check_config_run(c, ro.config_dir);
 	} else if (!c->daemon.state_file[0]) {
 		/* nothing to read, whether a daemon runs or not */
 		cli_fail("status has nothing to read: the state file is disabled in the configuration "
