@@ -285,9 +285,9 @@ static int build_knobs(const struct cli *c, const struct mthpd_kif *kif, struct 
 	return EXIT_OK;
 }
 
-static int run(int argc, char **argv)
+/* plan or collapse --pid: the pass over the processes @c names; returns the exit status. */
+static int oneshot_run(const struct cli *c)
 {
-	struct cli c = {0};
 	struct mthpd_kif kif = {.proc_fd = -1, .sys_fd = -1};
 	struct mthpd_knobs knobs;
 	struct mthpd_features features = {0};
@@ -298,39 +298,33 @@ static int run(int argc, char **argv)
 	size_t opened = 0;
 	int r, status = EXIT_OK;
 
-	r = parse_args(argc, argv, &c);
-	if (r != 0)
-		return r > 0 ? EXIT_OK : EXIT_USAGE;
-	if (c.preview.config_dir)
-		return preview_run(&c.preview);
-
-	if (c.collapse && (c.proc_root || c.sys_root)) {
+	if (c->collapse && (c->proc_root || c->sys_root)) {
 		/* The plan would come from the tree, the collapse go to live pids. */
 		cli_fail("collapse acts on live processes: --proc-root and --sys-root are for plan only");
 		return EXIT_USAGE;
 	}
-	r = mthpd_kif_linux_init(c.proc_root, c.sys_root, &kif, &bad_root);
+	r = mthpd_kif_linux_init(c->proc_root, c->sys_root, &kif, &bad_root);
 	if (r < 0) {
 		cli_fail("cannot open '%s': %s", bad_root, strerror(-r));
 		return EXIT_USAGE;
 	}
-	status = build_knobs(&c, &kif, &knobs);
+	status = build_knobs(c, &kif, &knobs);
 	if (status != EXIT_OK)
 		goto out;
 
 	/* Every pid is checked before anything is done to any of them. */
-	targets = calloc(c.nr_pids, sizeof(*targets));
+	targets = calloc(c->nr_pids, sizeof(*targets));
 	if (!targets) {
 		cli_fail("out of memory");
 		status = EXIT_SYSTEM;
 		goto out;
 	}
-	for (; opened < c.nr_pids; opened++) {
-		pid_t pid = c.pids[opened];
+	for (; opened < c->nr_pids; opened++) {
+		pid_t pid = c->pids[opened];
 		struct mthpd_pid_ident id;
 
 		/* Collapsing mthpd's own memory while it reads it proves nothing and helps nobody. */
-		if (c.collapse && !c.proc_root && pid == getpid()) {
+		if (c->collapse && !c->proc_root && pid == getpid()) {
 			cli_fail("--pid %d is mthpd itself: it does not collapse its own memory", (int)pid);
 			status = EXIT_USAGE;
 			goto out;
@@ -354,14 +348,14 @@ static int run(int argc, char **argv)
 				goto out;
 			}
 		}
-		r = mthpd_target_open(&kif, pid, c.collapse, &targets[opened]);
+		r = mthpd_target_open(&kif, pid, c->collapse, &targets[opened]);
 		if (r == -EOPNOTSUPP) {
 			cli_fail("process %d is a kernel thread: it has no user memory", (int)pid);
 			status = EXIT_USAGE;
 			goto out;
 		}
 		/* plan asks the kernel about VMAs with a pidfd where it can (target.c) */
-		if (r == 0 && !c.collapse && !c.proc_root) {
+		if (r == 0 && !c->collapse && !c->proc_root) {
 			int fd = kif.ops->pidfd_open(&kif, pid);
 
 			targets[opened].pidfd = fd >= 0 ? fd : -1;
@@ -379,7 +373,7 @@ static int run(int argc, char **argv)
 	}
 
 	/* A synthetic proc root has no kernel behind it to probe. */
-	if (!c.proc_root) {
+	if (!c->proc_root) {
 		r = mthpd_features_probe(&kif, &features);
 		if (r < 0) {
 			cli_fail("cannot probe kernel features: %s", strerror(-r));
@@ -405,7 +399,7 @@ static int run(int argc, char **argv)
 	r = kif.ops->open_proc(&kif, "kpageflags", O_RDONLY);
 	if (r < 0) {
 		cli_fail("cannot open %s/kpageflags: %s (mthpd needs root)",
-			 c.proc_root ? c.proc_root : "/proc", strerror(-r));
+			 c->proc_root ? c->proc_root : "/proc", strerror(-r));
 		status = EXIT_SYSTEM;
 		goto out;
 	}
@@ -432,15 +426,15 @@ static int run(int argc, char **argv)
 		if (sandbox_describe(desc, sizeof(desc)) == 0)
 			fprintf(stderr, "mthpd: sandbox: %s\n", desc);
 	}
-	mthpd_output_init(&out, stdout, c.json, c.collapse, c.proc_root != NULL, &knobs, &features);
+	mthpd_output_init(&out, stdout, c->json, c->collapse, c->proc_root != NULL, &knobs, &features);
 	mthpd_output_header(&out);
-	for (size_t i = 0; i < c.nr_pids; i++) {
+	for (size_t i = 0; i < c->nr_pids; i++) {
 		struct mthpd_target *t = &targets[i];
 		struct mthpd_pass_opts o = {
 			.knobs = &knobs,
 			.features = &features,
 			.kpageflags_fd = kpf_fd,
-			.collapse = c.collapse,
+			.collapse = c->collapse,
 			.subpmd_flags = MTHPD_MADV_COLLAPSE_ORDER |
 					(knobs.max_ptes_none == 0 ? MTHPD_MADV_COLLAPSE_STRICT : 0),
 		};
@@ -449,7 +443,7 @@ static int run(int argc, char **argv)
 		mthpd_output_target_begin(&out, t);
 		r = mthpd_target_pass(&kif, t, &o, mthpd_output_range, &out, &st);
 		mthpd_output_target_end(&out, t, &st);
-		if (r == 0 && c.collapse && t->thp_disabled) {
+		if (r == 0 && c->collapse && t->thp_disabled) {
 			/* nothing could be done to it: a script must not read that as success */
 			cli_fail("process %d ('%s'): THP is disabled for it (PR_SET_THP_DISABLE): nothing "
 				 "collapsed", (int)t->pid, t->comm);
@@ -472,6 +466,20 @@ out:
 		mthpd_target_close(&targets[i]);
 	mthpd_kif_done(&kif);
 	return status;
+}
+
+/* plan and collapse: the command line, then a configuration previewed or the given pids. */
+static int plan_commands(int argc, char **argv)
+{
+	struct cli c = {0};
+	int r;
+
+	r = parse_args(argc, argv, &c);
+	if (r != 0)
+		return r > 0 ? EXIT_OK : EXIT_USAGE;
+	if (c.preview.config_dir)
+		return preview_run(&c.preview);
+	return oneshot_run(&c);
 }
 
 /* Loads the configuration for check-config and status; returns an exit status. */
@@ -579,5 +587,5 @@ int main(int argc, char **argv)
 			  strcmp(argv[1], "status") == 0 ||
 			  strcmp(argv[1], "sandbox-test") == 0))
 		return daemon_commands(argc, argv);
-	return run(argc, argv);
+	return plan_commands(argc, argv);
 }
