@@ -76,106 +76,96 @@ static int build_knobs(const struct cli *c, const struct mthpd_kif *kif, struct 
 	return EXIT_OK;
 }
 
-/* plan or collapse --pid: the pass over the processes @c names; returns the exit status. */
-int oneshot_run(const struct cli *c)
+/*
+ * Opens @pid into @t, once the checks that name what is wrong with it have
+ * passed.  Returns EXIT_OK (@t is open) or EXIT_USAGE (it is not; said why).
+ */
+static int open_target(const struct cli *c, struct mthpd_kif *kif, pid_t pid,
+		       struct mthpd_target *t)
 {
-	struct mthpd_kif kif = {.proc_fd = -1, .sys_fd = -1};
-	struct mthpd_knobs knobs;
-	struct mthpd_features features = {0};
-	_cleanup_free_ struct mthpd_target *targets = NULL;
-	_cleanup_close_ int kpf_fd = -1;
-	struct mthpd_output out;
-	const char *bad_root = NULL;
-	size_t opened = 0;
-	int r, status = EXIT_OK;
+	struct mthpd_pid_ident id;
+	int r;
 
-	if (c->collapse && (c->proc_root || c->sys_root)) {
-		/* The plan would come from the tree, the collapse go to live pids. */
-		cli_fail("collapse acts on live processes: --proc-root and --sys-root are for plan only");
+	/* Collapsing mthpd's own memory while it reads it proves nothing and helps nobody. */
+	if (c->collapse && !c->proc_root && pid == getpid()) {
+		cli_fail("--pid %d is mthpd itself: it does not collapse its own memory", (int)pid);
 		return EXIT_USAGE;
 	}
-	r = mthpd_kif_linux_init(c->proc_root, c->sys_root, &kif, &bad_root);
+	/*
+	 * /proc/TID answers for a thread although it is not listed: a
+	 * thread's pid would pass for its process, planned once for each
+	 * of its numbers.  A zombie has no memory left to plan.
+	 */
+	if (mthpd_pid_identify(kif, pid, &id) == 0) {
+		if (id.tgid != pid) {
+			cli_fail("--pid %d is a thread of process %d: give --pid %d", (int)pid,
+				 (int)id.tgid, (int)id.tgid);
+			return EXIT_USAGE;
+		}
+		if (id.state == 'Z') {
+			cli_fail("process %d is a zombie: it exited and its parent %d has not reaped it "
+				 "yet; it has no memory", (int)pid, (int)id.ppid);
+			return EXIT_USAGE;
+		}
+	}
+	r = mthpd_target_open(kif, pid, c->collapse, t);
+	if (r == -EOPNOTSUPP) {
+		cli_fail("process %d is a kernel thread: it has no user memory", (int)pid);
+		return EXIT_USAGE;
+	}
+	/* plan asks the kernel about VMAs with a pidfd where it can (target.c) */
+	if (r == 0 && !c->collapse && !c->proc_root) {
+		int fd = kif->ops->pidfd_open(kif, pid);
+
+		t->pidfd = fd >= 0 ? fd : -1;
+	}
+	if (r == -ESRCH) {
+		cli_fail("no such process: %d", (int)pid);
+		return EXIT_USAGE;
+	}
 	if (r < 0) {
-		cli_fail("cannot open '%s': %s", bad_root, strerror(-r));
+		cli_fail("cannot read process %d: %s", (int)pid, strerror(-r));
 		return EXIT_USAGE;
 	}
-	status = build_knobs(c, &kif, &knobs);
-	if (status != EXIT_OK)
-		goto out;
+	return EXIT_OK;
+}
 
-	/* Every pid is checked before anything is done to any of them. */
-	targets = calloc(c->nr_pids, sizeof(*targets));
-	if (!targets) {
-		cli_fail("out of memory");
-		status = EXIT_SYSTEM;
-		goto out;
+/*
+ * Every pid is checked before anything is done to any of them.  @opened
+ * counts the targets open, also when one fails.  Returns an exit status.
+ */
+static int open_targets(const struct cli *c, struct mthpd_kif *kif, struct mthpd_target *targets,
+			size_t *opened)
+{
+	for (; *opened < c->nr_pids; (*opened)++) {
+		int status = open_target(c, kif, c->pids[*opened], &targets[*opened]);
+
+		if (status != EXIT_OK)
+			return status;
 	}
-	for (; opened < c->nr_pids; opened++) {
-		pid_t pid = c->pids[opened];
-		struct mthpd_pid_ident id;
+	return EXIT_OK;
+}
 
-		/* Collapsing mthpd's own memory while it reads it proves nothing and helps nobody. */
-		if (c->collapse && !c->proc_root && pid == getpid()) {
-			cli_fail("--pid %d is mthpd itself: it does not collapse its own memory", (int)pid);
-			status = EXIT_USAGE;
-			goto out;
-		}
-		/*
-		 * /proc/TID answers for a thread although it is not listed: a
-		 * thread's pid would pass for its process, planned once for each
-		 * of its numbers.  A zombie has no memory left to plan.
-		 */
-		if (mthpd_pid_identify(&kif, pid, &id) == 0) {
-			if (id.tgid != pid) {
-				cli_fail("--pid %d is a thread of process %d: give --pid %d", (int)pid,
-					 (int)id.tgid, (int)id.tgid);
-				status = EXIT_USAGE;
-				goto out;
-			}
-			if (id.state == 'Z') {
-				cli_fail("process %d is a zombie: it exited and its parent %d has not reaped it "
-					 "yet; it has no memory", (int)pid, (int)id.ppid);
-				status = EXIT_USAGE;
-				goto out;
-			}
-		}
-		r = mthpd_target_open(&kif, pid, c->collapse, &targets[opened]);
-		if (r == -EOPNOTSUPP) {
-			cli_fail("process %d is a kernel thread: it has no user memory", (int)pid);
-			status = EXIT_USAGE;
-			goto out;
-		}
-		/* plan asks the kernel about VMAs with a pidfd where it can (target.c) */
-		if (r == 0 && !c->collapse && !c->proc_root) {
-			int fd = kif.ops->pidfd_open(&kif, pid);
-
-			targets[opened].pidfd = fd >= 0 ? fd : -1;
-		}
-		if (r == -ESRCH) {
-			cli_fail("no such process: %d", (int)pid);
-			status = EXIT_USAGE;
-			goto out;
-		}
-		if (r < 0) {
-			cli_fail("cannot read process %d: %s", (int)pid, strerror(-r));
-			status = EXIT_USAGE;
-			goto out;
-		}
-	}
+/*
+ * What the kernel offers, and /proc/kpageflags opened into @ret_kpf_fd.
+ * Returns EXIT_OK, or EXIT_SYSTEM where this system cannot run mthpd.
+ */
+static int probe_kernel(const struct cli *c, struct mthpd_kif *kif,
+			struct mthpd_features *features, int *ret_kpf_fd)
+{
+	int r;
 
 	/* A synthetic proc root has no kernel behind it to probe. */
 	if (!c->proc_root) {
-		r = mthpd_features_probe(&kif, &features);
+		r = mthpd_features_probe(kif, features);
 		if (r < 0) {
 			cli_fail("cannot probe kernel features: %s", strerror(-r));
-			status = EXIT_SYSTEM;
-			goto out;
+			return EXIT_SYSTEM;
 		}
-		if (!features.pfns_visible) {
+		if (!features->pfns_visible) {
 			cli_fail("/proc/self/pagemap shows no page frame numbers: mthpd needs "
 				 "CAP_SYS_ADMIN (run it as root)");
-			status = EXIT_SYSTEM;
-			goto out;
+			return EXIT_SYSTEM;
 		}
 	}
 	if (getenv("MTHPD_DISABLE")) {
@@ -183,56 +173,63 @@ int oneshot_run(const struct cli *c)
 		const char *d = getenv("MTHPD_DISABLE");
 
 		if (strstr(d, "pagemap_scan"))
-			features.pagemap_scan = false;
+			features->pagemap_scan = false;
 		if (strstr(d, "procmap_query"))
-			features.procmap_query = false;
+			features->procmap_query = false;
 	}
-	r = kif.ops->open_proc(&kif, "kpageflags", O_RDONLY);
+	r = kif->ops->open_proc(kif, "kpageflags", O_RDONLY);
 	if (r < 0) {
 		cli_fail("cannot open %s/kpageflags: %s (mthpd needs root)",
 			 c->proc_root ? c->proc_root : "/proc", strerror(-r));
-		status = EXIT_SYSTEM;
-		goto out;
+		return EXIT_SYSTEM;
 	}
-	kpf_fd = r;
+	*ret_kpf_fd = r;
+	return EXIT_OK;
+}
 
-	if (mthpd_knobs_max_ptes_none_degraded(&knobs))
-		fprintf(stderr,
-			"mthpd: warning: max_ptes_none %u acts as 0 for sizes below 2M (only 0 "
-			"and 511 are supported there, as in the kernel)\n",
-			knobs.max_ptes_none);
+/* Testing aid: the daemon's sandbox around a one-shot pass (test-seccomp). */
+static int enter_test_sandbox(void)
+{
+	char err[256], desc[256];
 
-	if (getenv("MTHPD_SANDBOX")) {
-		/* Testing aid: the daemon's sandbox around a one-shot pass (test-seccomp). */
-		char err[256];
-
-		char desc[256];
-
-		r = sandbox_enter(err, sizeof(err));
-		if (r < 0) {
-			cli_fail("cannot enter the sandbox: %s", err);
-			status = EXIT_SYSTEM;
-			goto out;
-		}
-		if (sandbox_describe(desc, sizeof(desc)) == 0)
-			fprintf(stderr, "mthpd: sandbox: %s\n", desc);
+	if (!getenv("MTHPD_SANDBOX"))
+		return EXIT_OK;
+	if (sandbox_enter(err, sizeof(err)) < 0) {
+		cli_fail("cannot enter the sandbox: %s", err);
+		return EXIT_SYSTEM;
 	}
-	mthpd_output_init(&out, stdout, c->json, c->collapse, c->proc_root != NULL, &knobs, &features);
+	if (sandbox_describe(desc, sizeof(desc)) == 0)
+		fprintf(stderr, "mthpd: sandbox: %s\n", desc);
+	return EXIT_OK;
+}
+
+/*
+ * The pass over each open target, each shown as it goes.  Returns EXIT_OK,
+ * or EXIT_TARGET when one could not be processed or the output not written.
+ */
+static int plan_and_print(const struct cli *c, struct mthpd_kif *kif, struct mthpd_target *targets,
+			  const struct mthpd_knobs *knobs, const struct mthpd_features *features,
+			  int kpf_fd)
+{
+	struct mthpd_output out;
+	int r, status = EXIT_OK;
+
+	mthpd_output_init(&out, stdout, c->json, c->collapse, c->proc_root != NULL, knobs, features);
 	mthpd_output_header(&out);
 	for (size_t i = 0; i < c->nr_pids; i++) {
 		struct mthpd_target *t = &targets[i];
 		struct mthpd_pass_opts o = {
-			.knobs = &knobs,
-			.features = &features,
+			.knobs = knobs,
+			.features = features,
 			.kpageflags_fd = kpf_fd,
 			.collapse = c->collapse,
 			.subpmd_flags = MTHPD_MADV_COLLAPSE_ORDER |
-					(knobs.max_ptes_none == 0 ? MTHPD_MADV_COLLAPSE_STRICT : 0),
+					(knobs->max_ptes_none == 0 ? MTHPD_MADV_COLLAPSE_STRICT : 0),
 		};
 		struct mthpd_pass_stats st;
 
 		mthpd_output_target_begin(&out, t);
-		r = mthpd_target_pass(&kif, t, &o, mthpd_output_range, &out, &st);
+		r = mthpd_target_pass(kif, t, &o, mthpd_output_range, &out, &st);
 		mthpd_output_target_end(&out, t, &st);
 		if (r == 0 && c->collapse && t->thp_disabled) {
 			/* nothing could be done to it: a script must not read that as success */
@@ -252,6 +249,55 @@ int oneshot_run(const struct cli *c)
 		cli_fail("cannot write the output: %s", strerror(errno));
 		status = EXIT_TARGET;
 	}
+	return status;
+}
+
+/* plan or collapse --pid: the pass over the processes @c names; returns the exit status. */
+int oneshot_run(const struct cli *c)
+{
+	struct mthpd_kif kif = {.proc_fd = -1, .sys_fd = -1};
+	struct mthpd_knobs knobs;
+	struct mthpd_features features = {0};
+	_cleanup_free_ struct mthpd_target *targets = NULL;
+	_cleanup_close_ int kpf_fd = -1;
+	const char *bad_root = NULL;
+	size_t opened = 0;
+	int r, status;
+
+	if (c->collapse && (c->proc_root || c->sys_root)) {
+		/* The plan would come from the tree, the collapse go to live pids. */
+		cli_fail("collapse acts on live processes: --proc-root and --sys-root are for plan only");
+		return EXIT_USAGE;
+	}
+	r = mthpd_kif_linux_init(c->proc_root, c->sys_root, &kif, &bad_root);
+	if (r < 0) {
+		cli_fail("cannot open '%s': %s", bad_root, strerror(-r));
+		return EXIT_USAGE;
+	}
+	status = build_knobs(c, &kif, &knobs);
+	if (status != EXIT_OK)
+		goto out;
+	targets = calloc(c->nr_pids, sizeof(*targets));
+	if (!targets) {
+		cli_fail("out of memory");
+		status = EXIT_SYSTEM;
+		goto out;
+	}
+	status = open_targets(c, &kif, targets, &opened);
+	if (status != EXIT_OK)
+		goto out;
+	status = probe_kernel(c, &kif, &features, &kpf_fd);
+	if (status != EXIT_OK)
+		goto out;
+	if (mthpd_knobs_max_ptes_none_degraded(&knobs))
+		fprintf(stderr,
+			"mthpd: warning: max_ptes_none %u acts as 0 for sizes below 2M (only 0 "
+			"and 511 are supported there, as in the kernel)\n",
+			knobs.max_ptes_none);
+	status = enter_test_sandbox();
+	if (status != EXIT_OK)
+		goto out;
+	status = plan_and_print(c, &kif, targets, &knobs, &features, kpf_fd);
 out:
 	for (size_t i = 0; i < opened; i++)
 		mthpd_target_close(&targets[i]);
