@@ -94,7 +94,51 @@ static int parse_pid(const char *s, pid_t *ret)
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct cli *c)
+/* argv[1]: plan or collapse.  Returns 0, 1 when --help was shown, -EINVAL (said why). */
+static int parse_command(int argc, char **argv, struct cli *c)
+{
+	if (argc < 2) {
+		help(stderr);
+		return -EINVAL;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		help(stdout);
+		return 1;
+	}
+	if (strcmp(argv[1], "plan") == 0) {
+		c->collapse = false;
+	} else if (strcmp(argv[1], "collapse") == 0) {
+		c->collapse = true;
+	} else {
+		cli_fail("unknown command '%s' (expected plan, collapse, run, check-config or status; "
+			 "see --help)", argv[1]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* One --pid: a process id, not given before, within MAX_PIDS.  Returns 0 or -EINVAL. */
+static int add_pid(struct cli *c, const char *arg)
+{
+	if (c->nr_pids >= MAX_PIDS) {
+		cli_fail("too many --pid (at most %d)", MAX_PIDS);
+		return -EINVAL;
+	}
+	if (parse_pid(arg, &c->pids[c->nr_pids]) < 0) {
+		cli_fail("--pid: '%s' is not a process id", arg);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < c->nr_pids; i++)
+		if (c->pids[i] == c->pids[c->nr_pids]) {
+			cli_fail("--pid %d is given twice", (int)c->pids[i]);
+			return -EINVAL;
+		}
+	c->nr_pids++;
+	return 0;
+}
+
+/* The options after the command, each alone.  Returns 0, 1 (--help shown), -EINVAL. */
+static int parse_options(int argc, char **argv, struct cli *c)
 {
 	enum { OPT_NONE = 0x100, OPT_SWAP, OPT_SHARED, OPT_PROC, OPT_SYS, OPT_POLICY, OPT_UNIT,
 	       OPT_CGROUP };
@@ -116,24 +160,6 @@ static int parse_args(int argc, char **argv, struct cli *c)
 	};
 	int o;
 
-	if (argc < 2) {
-		help(stderr);
-		return -EINVAL;
-	}
-	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-		help(stdout);
-		return 1;
-	}
-	if (strcmp(argv[1], "plan") == 0) {
-		c->collapse = false;
-	} else if (strcmp(argv[1], "collapse") == 0) {
-		c->collapse = true;
-	} else {
-		cli_fail("unknown command '%s' (expected plan, collapse, run, check-config or status; "
-			 "see --help)", argv[1]);
-		return -EINVAL;
-	}
-
 	opterr = 0;
 	optind = 2;
 	while ((o = getopt_long(argc, argv, ":p:s:jhc:", opts, NULL)) >= 0) {
@@ -151,20 +177,8 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			c->preview.cgroup = optarg;
 			break;
 		case 'p':
-			if (c->nr_pids >= MAX_PIDS) {
-				cli_fail("too many --pid (at most %d)", MAX_PIDS);
+			if (add_pid(c, optarg) < 0)
 				return -EINVAL;
-			}
-			if (parse_pid(optarg, &c->pids[c->nr_pids]) < 0) {
-				cli_fail("--pid: '%s' is not a process id", optarg);
-				return -EINVAL;
-			}
-			for (size_t i = 0; i < c->nr_pids; i++)
-				if (c->pids[i] == c->pids[c->nr_pids]) {
-					cli_fail("--pid %d is given twice", (int)c->pids[i]);
-					return -EINVAL;
-				}
-			c->nr_pids++;
 			break;
 		case 's':
 			c->sizes = optarg;
@@ -198,6 +212,12 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		cli_fail("unexpected argument '%s' (see --help)", argv[optind]);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* The options together: what goes with --config-dir, and what @cmd needs.  0 or -EINVAL. */
+static int check_options(struct cli *c, const char *cmd)
+{
 	if (c->preview.policy || c->preview.unit || c->preview.cgroup) {
 		if (!c->preview.config_dir) {
 			cli_fail("--policy, --unit and --cgroup go with --config-dir");
@@ -221,10 +241,23 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		return 0;
 	}
 	if (c->nr_pids == 0) {
-		cli_fail("%s needs at least one --pid (or --config-dir, for plan)", argv[1]);
+		cli_fail("%s needs at least one --pid (or --config-dir, for plan)", cmd);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* plan and collapse: argv into @c.  Returns 0, 1 when --help was shown, -EINVAL (said why). */
+static int parse_args(int argc, char **argv, struct cli *c)
+{
+	int r;
+
+	r = parse_command(argc, argv, c);
+	if (r == 0)
+		r = parse_options(argc, argv, c);
+	if (r == 0)
+		r = check_options(c, argv[1]);
+	return r;
 }
 
 /* plan and collapse: the command line, then a configuration previewed or the given pids. */
