@@ -1,60 +1,32 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * mthpd command line: `plan` and `collapse` for given pids.
+ * mthpd command line: --help, the options of every command, and which file
+ * does the command: oneshot.c plan or collapse --pid, preview.c plan
+ * --config-dir, check-config.c, state.c status, run.c the daemon.
  * Only this file ends the process, with the exit statuses documented in
- * README.md and --help.
+ * README.md and --help (cli.h).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include "act.h"
-#include "features.h"
+#include "check-config.h"
+#include "cli.h"
 #include "kif.h"
 #include "knobs.h"
 #include "config.h"
-#include "output.h"
+#include "oneshot.h"
 #include "run.h"
 #include "sandbox.h"
-#include "plan.h"
-#include "result.h"
 #include "state.h"
-#include "target.h"
 #include "text.h"
 #include "util.h"
 #include "preview.h"
 #include "version.h"
 
-enum {
-	EXIT_OK = 0,
-	EXIT_TARGET = 1,  /* a target could not be processed */
-	EXIT_USAGE = 2,   /* bad usage or input; nothing done */
-	EXIT_SYSTEM = 3,  /* this system cannot run mthpd */
-};
-
-#define MAX_PIDS 4096
-
-struct cli {
-	bool collapse;
-	bool json;
-	pid_t pids[MAX_PIDS];
-	size_t nr_pids;
-	const char *sizes;
-	const char *max_ptes[3]; /* none, swap, shared, as given */
-	const char *proc_root;
-	const char *sys_root;
-	struct preview_opts preview; /* plan --config-dir: a configuration on the live processes */
-};
-
-/* "mthpd: " and the line, whole and escaped (lib/text.h): it may name a process or a file. */
-_printf_(1, 2) static void fail(const char *fmt, ...)
+void cli_fail(const char *fmt, ...)
 {
 	_cleanup_free_ char *line = NULL;
 	va_list ap;
@@ -122,7 +94,51 @@ static int parse_pid(const char *s, pid_t *ret)
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct cli *c)
+/* argv[1]: plan or collapse.  Returns 0, 1 when --help was shown, -EINVAL (said why). */
+static int parse_command(int argc, char **argv, struct cli *c)
+{
+	if (argc < 2) {
+		help(stderr);
+		return -EINVAL;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		help(stdout);
+		return 1;
+	}
+	if (strcmp(argv[1], "plan") == 0) {
+		c->collapse = false;
+	} else if (strcmp(argv[1], "collapse") == 0) {
+		c->collapse = true;
+	} else {
+		cli_fail("unknown command '%s' (expected plan, collapse, run, check-config or status; "
+			 "see --help)", argv[1]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* One --pid: a process id, not given before, within MAX_PIDS.  Returns 0 or -EINVAL. */
+static int add_pid(struct cli *c, const char *arg)
+{
+	if (c->nr_pids >= MAX_PIDS) {
+		cli_fail("too many --pid (at most %d)", MAX_PIDS);
+		return -EINVAL;
+	}
+	if (parse_pid(arg, &c->pids[c->nr_pids]) < 0) {
+		cli_fail("--pid: '%s' is not a process id", arg);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < c->nr_pids; i++)
+		if (c->pids[i] == c->pids[c->nr_pids]) {
+			cli_fail("--pid %d is given twice", (int)c->pids[i]);
+			return -EINVAL;
+		}
+	c->nr_pids++;
+	return 0;
+}
+
+/* The options after the command, each alone.  Returns 0, 1 (--help shown), -EINVAL. */
+static int parse_options(int argc, char **argv, struct cli *c)
 {
 	enum { OPT_NONE = 0x100, OPT_SWAP, OPT_SHARED, OPT_PROC, OPT_SYS, OPT_POLICY, OPT_UNIT,
 	       OPT_CGROUP };
@@ -144,24 +160,6 @@ static int parse_args(int argc, char **argv, struct cli *c)
 	};
 	int o;
 
-	if (argc < 2) {
-		help(stderr);
-		return -EINVAL;
-	}
-	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-		help(stdout);
-		return 1;
-	}
-	if (strcmp(argv[1], "plan") == 0) {
-		c->collapse = false;
-	} else if (strcmp(argv[1], "collapse") == 0) {
-		c->collapse = true;
-	} else {
-		fail("unknown command '%s' (expected plan, collapse, run, check-config or status; "
-		     "see --help)", argv[1]);
-		return -EINVAL;
-	}
-
 	opterr = 0;
 	optind = 2;
 	while ((o = getopt_long(argc, argv, ":p:s:jhc:", opts, NULL)) >= 0) {
@@ -179,20 +177,8 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			c->preview.cgroup = optarg;
 			break;
 		case 'p':
-			if (c->nr_pids >= MAX_PIDS) {
-				fail("too many --pid (at most %d)", MAX_PIDS);
+			if (add_pid(c, optarg) < 0)
 				return -EINVAL;
-			}
-			if (parse_pid(optarg, &c->pids[c->nr_pids]) < 0) {
-				fail("--pid: '%s' is not a process id", optarg);
-				return -EINVAL;
-			}
-			for (size_t i = 0; i < c->nr_pids; i++)
-				if (c->pids[i] == c->pids[c->nr_pids]) {
-					fail("--pid %d is given twice", (int)c->pids[i]);
-					return -EINVAL;
-				}
-			c->nr_pids++;
 			break;
 		case 's':
 			c->sizes = optarg;
@@ -215,334 +201,77 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			help(stdout);
 			return 1;
 		case ':':
-			fail("option '%s' needs a value", argv[optind - 1]);
+			cli_fail("option '%s' needs a value", argv[optind - 1]);
 			return -EINVAL;
 		default:
-			fail("unknown option '%s' (see --help)", argv[optind - 1]);
+			cli_fail("unknown option '%s' (see --help)", argv[optind - 1]);
 			return -EINVAL;
 		}
 	}
 	if (optind < argc) {
-		fail("unexpected argument '%s' (see --help)", argv[optind]);
+		cli_fail("unexpected argument '%s' (see --help)", argv[optind]);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* The options together: what goes with --config-dir, and what @cmd needs.  0 or -EINVAL. */
+static int check_options(struct cli *c, const char *cmd)
+{
 	if (c->preview.policy || c->preview.unit || c->preview.cgroup) {
 		if (!c->preview.config_dir) {
-			fail("--policy, --unit and --cgroup go with --config-dir");
+			cli_fail("--policy, --unit and --cgroup go with --config-dir");
 			return -EINVAL;
 		}
 	}
 	if (c->preview.config_dir) {
 		/* the policies say which processes, sizes and limits: not the command line */
 		if (c->collapse) {
-			fail("collapse does not take --config-dir: the daemon (mthpd run) acts on a "
-			     "configuration; plan --config-dir previews it");
+			cli_fail("collapse does not take --config-dir: the daemon (mthpd run) acts on a "
+				 "configuration; plan --config-dir previews it");
 			return -EINVAL;
 		}
 		if (c->nr_pids || c->sizes || c->max_ptes[0] || c->max_ptes[1] || c->max_ptes[2] ||
 		    c->proc_root || c->sys_root) {
-			fail("plan --config-dir takes the processes and knobs from the policies: no "
-			     "--pid, --sizes, --max-ptes-*, --proc-root or --sys-root");
+			cli_fail("plan --config-dir takes the processes and knobs from the policies: no "
+				 "--pid, --sizes, --max-ptes-*, --proc-root or --sys-root");
 			return -EINVAL;
 		}
 		c->preview.json = c->json;
 		return 0;
 	}
 	if (c->nr_pids == 0) {
-		fail("%s needs at least one --pid (or --config-dir, for plan)", argv[1]);
+		cli_fail("%s needs at least one --pid (or --config-dir, for plan)", cmd);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-/* Fills @k from the command line over the sysfs defaults. */
-static int build_knobs(const struct cli *c, const struct mthpd_kif *kif, struct mthpd_knobs *k)
+/* plan and collapse: argv into @c.  Returns 0, 1 when --help was shown, -EINVAL (said why). */
+static int parse_args(int argc, char **argv, struct cli *c)
 {
-	static const char *const names[] = {"--max-ptes-none", "--max-ptes-swap",
-					    "--max-ptes-shared"};
-	unsigned int *fields[] = {&k->max_ptes_none, &k->max_ptes_swap, &k->max_ptes_shared};
-	bool need_sysfs = false;
-	char bad[32];
+	int r;
 
-	k->orders = 1U << MTHPD_PMD_ORDER;
-	if (c->sizes && mthpd_parse_sizes(c->sizes, &k->orders, bad, sizeof(bad)) < 0) {
-		fail("--sizes: '%s' is not a size from 16K to 2M (16K, 32K, 64K, ..., 1M, 2M)", bad);
-		return EXIT_USAGE;
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
-		if (!c->max_ptes[i]) {
-			need_sysfs = true;
-			continue;
-		}
-		if (mthpd_parse_uint(c->max_ptes[i], MTHPD_MAX_PTES_LIMIT, fields[i]) < 0) {
-			fail("%s: '%s' is not a number from 0 to %d", names[i], c->max_ptes[i],
-			     MTHPD_MAX_PTES_LIMIT);
-			return EXIT_USAGE;
-		}
-	}
-	if (need_sysfs) {
-		struct mthpd_knobs sys;
-		const char *file = NULL;
-		int r = mthpd_knobs_read_sysfs(kif, (c->max_ptes[0] ? 0 : 1) | (c->max_ptes[1] ? 0 : 2) |
-							     (c->max_ptes[2] ? 0 : 4),
-					       &sys, &file);
-
-		if (r < 0) {
-			fail("cannot read the default from %s/%s: %s (give --%s)",
-			     c->sys_root ? c->sys_root : "/sys", file, strerror(-r),
-			     strstr(file, "none")   ? "max-ptes-none"
-			     : strstr(file, "swap") ? "max-ptes-swap"
-						    : "max-ptes-shared");
-			return EXIT_SYSTEM;
-		}
-		if (!c->max_ptes[0])
-			k->max_ptes_none = sys.max_ptes_none;
-		if (!c->max_ptes[1])
-			k->max_ptes_swap = sys.max_ptes_swap;
-		if (!c->max_ptes[2])
-			k->max_ptes_shared = sys.max_ptes_shared;
-	}
-	return EXIT_OK;
+	r = parse_command(argc, argv, c);
+	if (r == 0)
+		r = parse_options(argc, argv, c);
+	if (r == 0)
+		r = check_options(c, argv[1]);
+	return r;
 }
 
-static int run(int argc, char **argv)
+/* plan and collapse: the command line, then a configuration previewed or the given pids. */
+static int plan_commands(int argc, char **argv)
 {
 	struct cli c = {0};
-	struct mthpd_kif kif = {.proc_fd = -1, .sys_fd = -1};
-	struct mthpd_knobs knobs;
-	struct mthpd_features features = {0};
-	_cleanup_free_ struct mthpd_target *targets = NULL;
-	_cleanup_close_ int kpf_fd = -1;
-	struct mthpd_output out;
-	const char *bad_root = NULL;
-	size_t opened = 0;
-	int r, status = EXIT_OK;
+	int r;
 
 	r = parse_args(argc, argv, &c);
 	if (r != 0)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
 	if (c.preview.config_dir)
 		return preview_run(&c.preview);
-
-	if (c.collapse && (c.proc_root || c.sys_root)) {
-		/* The plan would come from the tree, the collapse go to live pids. */
-		fail("collapse acts on live processes: --proc-root and --sys-root are for plan only");
-		return EXIT_USAGE;
-	}
-	r = mthpd_kif_linux_init(c.proc_root, c.sys_root, &kif, &bad_root);
-	if (r < 0) {
-		fail("cannot open '%s': %s", bad_root, strerror(-r));
-		return EXIT_USAGE;
-	}
-	status = build_knobs(&c, &kif, &knobs);
-	if (status != EXIT_OK)
-		goto out;
-
-	/* Every pid is checked before anything is done to any of them. */
-	targets = calloc(c.nr_pids, sizeof(*targets));
-	if (!targets) {
-		fail("out of memory");
-		status = EXIT_SYSTEM;
-		goto out;
-	}
-	for (; opened < c.nr_pids; opened++) {
-		pid_t pid = c.pids[opened];
-		struct mthpd_pid_ident id;
-
-		/* Collapsing mthpd's own memory while it reads it proves nothing and helps nobody. */
-		if (c.collapse && !c.proc_root && pid == getpid()) {
-			fail("--pid %d is mthpd itself: it does not collapse its own memory", (int)pid);
-			status = EXIT_USAGE;
-			goto out;
-		}
-		/*
-		 * /proc/TID answers for a thread although it is not listed: a
-		 * thread's pid would pass for its process, planned once for each
-		 * of its numbers.  A zombie has no memory left to plan.
-		 */
-		if (mthpd_pid_identify(&kif, pid, &id) == 0) {
-			if (id.tgid != pid) {
-				fail("--pid %d is a thread of process %d: give --pid %d", (int)pid,
-				     (int)id.tgid, (int)id.tgid);
-				status = EXIT_USAGE;
-				goto out;
-			}
-			if (id.state == 'Z') {
-				fail("process %d is a zombie: it exited and its parent %d has not reaped it "
-				     "yet; it has no memory", (int)pid, (int)id.ppid);
-				status = EXIT_USAGE;
-				goto out;
-			}
-		}
-		r = mthpd_target_open(&kif, pid, c.collapse, &targets[opened]);
-		if (r == -EOPNOTSUPP) {
-			fail("process %d is a kernel thread: it has no user memory", (int)pid);
-			status = EXIT_USAGE;
-			goto out;
-		}
-		/* plan asks the kernel about VMAs with a pidfd where it can (target.c) */
-		if (r == 0 && !c.collapse && !c.proc_root) {
-			int fd = kif.ops->pidfd_open(&kif, pid);
-
-			targets[opened].pidfd = fd >= 0 ? fd : -1;
-		}
-		if (r == -ESRCH) {
-			fail("no such process: %d", (int)pid);
-			status = EXIT_USAGE;
-			goto out;
-		}
-		if (r < 0) {
-			fail("cannot read process %d: %s", (int)pid, strerror(-r));
-			status = EXIT_USAGE;
-			goto out;
-		}
-	}
-
-	/* A synthetic proc root has no kernel behind it to probe. */
-	if (!c.proc_root) {
-		r = mthpd_features_probe(&kif, &features);
-		if (r < 0) {
-			fail("cannot probe kernel features: %s", strerror(-r));
-			status = EXIT_SYSTEM;
-			goto out;
-		}
-		if (!features.pfns_visible) {
-			fail("/proc/self/pagemap shows no page frame numbers: mthpd needs "
-			     "CAP_SYS_ADMIN (run it as root)");
-			status = EXIT_SYSTEM;
-			goto out;
-		}
-	}
-	if (getenv("MTHPD_DISABLE")) {
-		/* Testing aid: force the fallbacks of older kernels. */
-		const char *d = getenv("MTHPD_DISABLE");
-
-		if (strstr(d, "pagemap_scan"))
-			features.pagemap_scan = false;
-		if (strstr(d, "procmap_query"))
-			features.procmap_query = false;
-	}
-	r = kif.ops->open_proc(&kif, "kpageflags", O_RDONLY);
-	if (r < 0) {
-		fail("cannot open %s/kpageflags: %s (mthpd needs root)",
-		     c.proc_root ? c.proc_root : "/proc", strerror(-r));
-		status = EXIT_SYSTEM;
-		goto out;
-	}
-	kpf_fd = r;
-
-	if (mthpd_knobs_max_ptes_none_degraded(&knobs))
-		fprintf(stderr,
-			"mthpd: warning: max_ptes_none %u acts as 0 for sizes below 2M (only 0 "
-			"and 511 are supported there, as in the kernel)\n",
-			knobs.max_ptes_none);
-
-	if (getenv("MTHPD_SANDBOX")) {
-		/* Testing aid: the daemon's sandbox around a one-shot pass (test-seccomp). */
-		char err[256];
-
-		char desc[256];
-
-		r = sandbox_enter(err, sizeof(err));
-		if (r < 0) {
-			fail("cannot enter the sandbox: %s", err);
-			status = EXIT_SYSTEM;
-			goto out;
-		}
-		if (sandbox_describe(desc, sizeof(desc)) == 0)
-			fprintf(stderr, "mthpd: sandbox: %s\n", desc);
-	}
-	mthpd_output_init(&out, stdout, c.json, c.collapse, c.proc_root != NULL, &knobs, &features);
-	mthpd_output_header(&out);
-	for (size_t i = 0; i < c.nr_pids; i++) {
-		struct mthpd_target *t = &targets[i];
-		struct mthpd_pass_opts o = {
-			.knobs = &knobs,
-			.features = &features,
-			.kpageflags_fd = kpf_fd,
-			.collapse = c.collapse,
-			.subpmd_flags = MTHPD_MADV_COLLAPSE_ORDER |
-					(knobs.max_ptes_none == 0 ? MTHPD_MADV_COLLAPSE_STRICT : 0),
-		};
-		struct mthpd_pass_stats st;
-
-		mthpd_output_target_begin(&out, t);
-		r = mthpd_target_pass(&kif, t, &o, mthpd_output_range, &out, &st);
-		mthpd_output_target_end(&out, t, &st);
-		if (r == 0 && c.collapse && t->thp_disabled) {
-			/* nothing could be done to it: a script must not read that as success */
-			fail("process %d ('%s'): THP is disabled for it (PR_SET_THP_DISABLE): nothing "
-			     "collapsed", (int)t->pid, t->comm);
-			status = EXIT_TARGET;
-		} else if (r == -ESRCH) {
-			fail("process %d ('%s') exited during the pass", (int)t->pid, t->comm);
-			status = EXIT_TARGET;
-		} else if (r < 0) {
-			fail("process %d ('%s'): %s", (int)t->pid, t->comm, strerror(-r));
-			status = EXIT_TARGET;
-		}
-	}
-	mthpd_output_footer(&out);
-	if (fflush(stdout) != 0) {
-		fail("cannot write the output: %s", strerror(errno));
-		status = EXIT_TARGET;
-	}
-out:
-	for (size_t i = 0; i < opened; i++)
-		mthpd_target_close(&targets[i]);
-	mthpd_kif_done(&kif);
-	return status;
-}
-
-/* `check-config`: the configuration as it will be used, every default filled in. */
-static void print_config(const struct mthpd_config *c)
-{
-	const struct mthpd_daemon_conf *d = &c->daemon;
-
-	/* the paths and globs escaped (lib/text.h): a file name can hold any byte */
-	mthpd_output_line(stdout, "# %s/mthpd.conf", c->dir);
-	printf("[Daemon]\nscan_sleep_millisecs=%u\nalloc_sleep_millisecs=%u\n"
-	       "pages_to_scan=%" PRIu64 "\npsi_threshold=%u.%02u\nmax_pids_per_pass=%u\n"
-	       "dry_run=%s\n",
-	       d->scan_sleep_millisecs, d->alloc_sleep_millisecs, d->pages_to_scan,
-	       d->psi_threshold / 100, d->psi_threshold % 100, d->max_pids_per_pass,
-	       d->dry_run ? "yes" : "no");
-	mthpd_output_line(stdout, "metrics_file=%s", d->metrics_file);
-	mthpd_output_line(stdout, "state_file=%s", d->state_file);
-	/* mthpd.service: ProtectSystem=strict, and /run/mthpd is its RuntimeDirectory= */
-	if ((*d->metrics_file && strncmp(d->metrics_file, "/run/mthpd/", 11) != 0) ||
-	    (*d->state_file && strncmp(d->state_file, "/run/mthpd/", 11) != 0))
-		printf("# note: under mthpd.service only /run/mthpd is writable: a file elsewhere "
-		       "needs ReadWritePaths= for its directory in a drop-in\n");
-	for (size_t i = 0; i < c->nr_policies; i++) {
-		const struct mthpd_policy *p = &c->policies[i];
-
-		mthpd_output_line(stdout, "\n# %s (precedence %zu)", p->path, i + 1);
-		printf("[Match]\n");
-		if (p->match_cgroup)
-			mthpd_output_line(stdout, "cgroup=%s", p->match_cgroup);
-		if (p->match_unit)
-			mthpd_output_line(stdout, "unit=%s", p->match_unit);
-		if (p->match_comm)
-			mthpd_output_line(stdout, "comm=%s", p->match_comm);
-		char sizes[64];
-
-		printf("[Policy]\nenabled=%s\ndry_run=%s\nsizes=%s\n", p->enabled ? "yes" : "no",
-		       p->dry_run ? "yes" : "no", mthpd_orders_name(p->knobs.orders, sizes, sizeof(sizes)));
-		printf("max_ptes_none=%u\nmax_ptes_swap=%u\nmax_ptes_shared=%u\n"
-		       "max_bytes_per_pass=%" PRIu64 "\n",
-		       p->knobs.max_ptes_none, p->knobs.max_ptes_swap, p->knobs.max_ptes_shared,
-		       p->max_bytes_per_pass);
-		if (p->pace_percent)
-			printf("pace=%u%%\n", p->pace_percent);
-		else
-			printf("pace=no\n");
-		printf("split_partial=%s\n", p->split_partial ? "yes" : "no");
-		printf("min_age=%u\n", p->min_age_sec);
-		if (mthpd_knobs_max_ptes_none_degraded(&p->knobs))
-			printf("# note: max_ptes_none=%u acts as 0 for the sizes below 2M\n",
-			       p->knobs.max_ptes_none);
-	}
+	return oneshot_run(&c);
 }
 
 /* Loads the configuration for check-config and status; returns an exit status. */
@@ -564,63 +293,10 @@ static int load_config_for(const char *dir, const char *sys_root, struct mthpd_c
 	}
 	r = mthpd_config_load(dir, &defaults, ret, err, sizeof(err));
 	if (r < 0) {
-		fail("%s", err[0] ? err : strerror(-r));
+		cli_fail("%s", err[0] ? err : strerror(-r));
 		return EXIT_USAGE;
 	}
 	return EXIT_OK;
-}
-
-/*
- * check-config: can the daemon write its files there, and can no other
- * user swap them (state_dir_check(): refused, naming the line of the key)?
- * The state file is refused, the metrics only warned about.  A directory
- * that does not exist yet is only a note: systemd's RuntimeDirectory=mthpd
- * makes /run/mthpd when the service starts, `mthpd run` makes it by hand,
- * and `run` checks again then, inside the unit's sandbox.
- */
-static int check_paths(const struct mthpd_config *c)
-{
-	const struct {
-		const char *key, *path;
-		unsigned int line;
-		bool required;
-	} files[] = {
-		{"state_file", c->daemon.state_file, c->daemon.state_file_line, true},
-		{"metrics_file", c->daemon.metrics_file, c->daemon.metrics_file_line, false},
-	};
-	int status = EXIT_OK;
-
-	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
-		char dir[4096], why[4200], where[4400];
-		int r;
-
-		if (!*files[i].path)
-			continue;
-		state_key_where(c->dir, files[i].key, files[i].path, files[i].line, where,
-				sizeof(where));
-		r = state_dir_check(files[i].path, why, sizeof(why));
-		if (r == -EPERM && state_in_runtime_dir(files[i].path) && state_runtime_dir_loose())
-			fail("note: %s=%s: %s: `mthpd run` makes '%s' mode 0755", files[i].key,
-			     files[i].path, why, STATE_RUNTIME_DIR);
-		else if (r == -EPERM) {
-			fail("%s: %s", where, why);
-			status = EXIT_USAGE;
-			continue;
-		}
-		r = state_probe_writable(files[i].path, dir, sizeof(dir), why, sizeof(why));
-		if (r == -ENOENT && access(dir, F_OK) < 0 && state_in_runtime_dir(files[i].path))
-			fail("note: %s=%s: directory '%s' does not exist yet: `mthpd run` creates "
-			     "it (root, mode 0755)", files[i].key, files[i].path, dir);
-		else if (r == -ENOENT && access(dir, F_OK) < 0)
-			fail("note: %s=%s: directory '%s' does not exist (yet?): the daemon writes "
-			     "nothing there until it does", files[i].key, files[i].path, dir);
-		else if (r < 0 && files[i].required) {
-			fail("%s=%s: %s", files[i].key, files[i].path, why);
-			status = EXIT_USAGE;
-		} else if (r < 0)
-			fail("warning: %s=%s: %s", files[i].key, files[i].path, why);
-	}
-	return status;
 }
 
 /* run, check-config, status, sandbox-test: --config-dir and the roots. */
@@ -660,15 +336,15 @@ static int daemon_commands(int argc, char **argv)
 			help(stdout);
 			return EXIT_OK;
 		case ':':
-			fail("option '%s' needs a value", argv[optind - 1]);
+			cli_fail("option '%s' needs a value", argv[optind - 1]);
 			return EXIT_USAGE;
 		default:
-			fail("unknown option '%s' (see --help)", argv[optind - 1]);
+			cli_fail("unknown option '%s' (see --help)", argv[optind - 1]);
 			return EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {
-		fail("unexpected argument '%s' (see --help)", argv[optind]);
+		cli_fail("unexpected argument '%s' (see --help)", argv[optind]);
 		return EXIT_USAGE;
 	}
 	if (strcmp(cmd, "run") == 0)
@@ -679,14 +355,11 @@ static int daemon_commands(int argc, char **argv)
 	if (status != EXIT_OK)
 		return status;
 	if (strcmp(cmd, "check-config") == 0) {
-		print_config(c);
-		status = check_paths(c);
-		if (status == EXIT_OK)
-			mthpd_output_line(stdout, "\nconfiguration OK: %s", ro.config_dir);
+		status = check_config_run(c, ro.config_dir);
 	} else if (!c->daemon.state_file[0]) {
 		/* nothing to read, whether a daemon runs or not */
-		fail("status has nothing to read: the state file is disabled in the configuration "
-		     "(state_file= is empty in %s/mthpd.conf)", ro.config_dir);
+		cli_fail("status has nothing to read: the state file is disabled in the configuration "
+			 "(state_file= is empty in %s/mthpd.conf)", ro.config_dir);
 		status = EXIT_USAGE;
 	} else {
 		status = state_show(c->daemon.state_file, stdout);
@@ -706,5 +379,5 @@ int main(int argc, char **argv)
 			  strcmp(argv[1], "status") == 0 ||
 			  strcmp(argv[1], "sandbox-test") == 0))
 		return daemon_commands(argc, argv);
-	return run(argc, argv);
+	return plan_commands(argc, argv);
 }

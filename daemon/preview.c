@@ -405,70 +405,150 @@ static void print_json(const struct mthpd_config *c, const struct entry *es, siz
 	}
 }
 
+/*
+ * The configuration of @o->config_dir, its policies taking khugepaged's
+ * values where they set none, and --policy's index into @f->only.  Returns
+ * the exit status; @ret_c is set only on EXIT_OK.
+ */
+static int load_config(const struct preview_opts *o, struct mthpd_kif *kif, struct filter *f,
+		       struct mthpd_config **ret_c)
+{
+	struct mthpd_knobs defaults;
+	struct mthpd_config *c = NULL;
+	char err[MTHPD_ERR_SIZE];
+	const char *file = NULL;
+	int r, status;
+
+	/* policies take khugepaged's values where they set none, as in the daemon */
+	r = mthpd_knobs_read_sysfs(kif, 7, &defaults, &file);
+	if (r < 0) {
+		fprintf(stderr, "mthpd: cannot read '/sys/%s': %s\n", file, strerror(-r));
+		return EXIT_SYSTEM;
+	}
+	r = mthpd_config_load(o->config_dir, &defaults, &c, err, sizeof(err));
+	if (r < 0) {
+		mthpd_output_line(stderr, "mthpd: %s", err[0] ? err : strerror(-r));
+		return EXIT_USAGE;
+	}
+	if (o->policy) {
+		status = pick_policy(c, o->policy, &defaults, &f->only);
+		if (status != EXIT_OK) {
+			mthpd_config_free(c);
+			return status;
+		}
+	}
+	*ret_c = c;
+	return EXIT_OK;
+}
+
+/*
+ * What the kernel offers, /proc/kpageflags into @ret_kpf_fd and the cgroup2
+ * mount point into @mount.  Returns EXIT_OK, or EXIT_SYSTEM (said why).
+ */
+static int open_kernel(struct mthpd_kif *kif, struct mthpd_features *features, int *ret_kpf_fd,
+		       char *mount, size_t mount_size)
+{
+	char mountinfo[65536];
+	int r;
+
+	r = mthpd_features_probe(kif, features);
+	if (r < 0 || !features->pfns_visible) {
+		fprintf(stderr, "mthpd: %s\n",
+			r < 0 ? strerror(-r)
+			      : "/proc/self/pagemap shows no page frame numbers: mthpd needs "
+				"CAP_SYS_ADMIN (run it as root)");
+		return EXIT_SYSTEM;
+	}
+	r = kif->ops->open_proc(kif, "kpageflags", O_RDONLY);
+	if (r < 0) {
+		fprintf(stderr, "mthpd: cannot open /proc/kpageflags: %s (mthpd needs root)\n",
+			strerror(-r));
+		return EXIT_SYSTEM;
+	}
+	*ret_kpf_fd = r;
+	r = mthpd_kif_read_proc(kif, "self/mountinfo", mountinfo, sizeof(mountinfo));
+	if (r >= 0 || r == -EFBIG)
+		r = mthpd_mountinfo_cgroup2(mountinfo, mount, mount_size);
+	if (r < 0) {
+		fprintf(stderr, "mthpd: no cgroup2 hierarchy mounted: no process can be matched\n");
+		return EXIT_SYSTEM;
+	}
+	return EXIT_OK;
+}
+
+/*
+ * Each of the @stored processes found matched as the daemon matches it, and
+ * those the preview shows looked at, into @es.  Returns how many are in @es.
+ */
+static size_t look_at_all(struct mthpd_kif *kif, const struct mthpd_config *c,
+			  const struct filter *f, const struct mthpd_features *features, int kpf_fd,
+			  const struct mthpd_proc *procs, size_t stored, struct entry *es)
+{
+	const struct preview_opts *o = f->o;
+	size_t n = 0;
+
+	for (size_t i = 0; i < stored; i++) {
+		struct entry *e = &es[n];
+		const struct mthpd_policy *pol;
+		char path[64];
+
+		if (procs[i].pid == getpid())
+			continue;
+		*e = (struct entry){.proc = &procs[i], .policy = -1};
+		(void)snprintf(path, sizeof(path), "%d/comm", (int)procs[i].pid);
+		if (mthpd_kif_read_proc(kif, path, e->comm, sizeof(e->comm)) < 0)
+			continue; /* gone since the walk */
+		mthpd_text_chomp(e->comm);
+		/* the daemon's rule: the first policy, in file-name order, whose keys all match */
+		pol = mthpd_config_match(c, procs[i].cgroup, procs[i].unit[0] ? procs[i].unit : NULL,
+					 e->comm);
+		e->policy = pol ? (int)(pol - c->policies) : -1;
+		if (f->only >= 0 && e->policy != f->only)
+			continue;
+		/* a process no policy matches, only when the filters asked for its service */
+		if (e->policy < 0 && !o->unit && !o->cgroup)
+			continue;
+		{
+			/* a kernel thread has no memory: not listed */
+			char stat[1024];
+
+			(void)snprintf(path, sizeof(path), "%d/stat", (int)procs[i].pid);
+			if (mthpd_kif_read_proc(kif, path, stat, sizeof(stat)) >= 0 &&
+			    mthpd_stat_parse_kthread(stat) > 0)
+				continue;
+		}
+		look_at(kif, c, features, kpf_fd, e);
+		n++;
+	}
+	return n;
+}
+
 int preview_run(const struct preview_opts *o)
 {
 	struct mthpd_kif kif = {.proc_fd = -1, .sys_fd = -1};
-	struct mthpd_knobs defaults;
 	struct mthpd_features features = {0};
 	struct mthpd_config *c = NULL;
 	_cleanup_free_ struct mthpd_proc *procs = NULL;
 	_cleanup_free_ struct entry *es = NULL;
 	_cleanup_close_ int kpf_fd = -1;
-	char mount[4096], mountinfo[65536], err[MTHPD_ERR_SIZE];
-	const char *bad = NULL, *file = NULL;
+	char mount[4096];
+	const char *bad = NULL;
 	struct filter f = {.o = o, .only = -1};
-	size_t stored = 0, n = 0;
-	int found, r, status = EXIT_OK;
+	size_t stored = 0, n;
+	int found, r, status;
 
 	r = mthpd_kif_linux_init(NULL, NULL, &kif, &bad);
 	if (r < 0) {
 		fprintf(stderr, "mthpd: cannot open '%s': %s\n", bad, strerror(-r));
 		return EXIT_SYSTEM;
 	}
-	/* policies take khugepaged's values where they set none, as in the daemon */
-	r = mthpd_knobs_read_sysfs(&kif, 7, &defaults, &file);
-	if (r < 0) {
-		fprintf(stderr, "mthpd: cannot read '/sys/%s': %s\n", file, strerror(-r));
-		status = EXIT_SYSTEM;
+	status = load_config(o, &kif, &f, &c);
+	if (status != EXIT_OK)
 		goto out;
-	}
-	r = mthpd_config_load(o->config_dir, &defaults, &c, err, sizeof(err));
-	if (r < 0) {
-		mthpd_output_line(stderr, "mthpd: %s", err[0] ? err : strerror(-r));
-		status = EXIT_USAGE;
-		goto out;
-	}
-	if (o->policy) {
-		status = pick_policy(c, o->policy, &defaults, &f.only);
-		if (status != EXIT_OK)
-			goto out;
-	}
 	f.c = c;
-	r = mthpd_features_probe(&kif, &features);
-	if (r < 0 || !features.pfns_visible) {
-		fprintf(stderr, "mthpd: %s\n",
-			r < 0 ? strerror(-r)
-			      : "/proc/self/pagemap shows no page frame numbers: mthpd needs "
-				"CAP_SYS_ADMIN (run it as root)");
-		status = EXIT_SYSTEM;
+	status = open_kernel(&kif, &features, &kpf_fd, mount, sizeof(mount));
+	if (status != EXIT_OK)
 		goto out;
-	}
-	r = kif.ops->open_proc(&kif, "kpageflags", O_RDONLY);
-	if (r < 0) {
-		fprintf(stderr, "mthpd: cannot open /proc/kpageflags: %s (mthpd needs root)\n",
-			strerror(-r));
-		status = EXIT_SYSTEM;
-		goto out;
-	}
-	kpf_fd = r;
-	r = mthpd_kif_read_proc(&kif, "self/mountinfo", mountinfo, sizeof(mountinfo));
-	if (r >= 0 || r == -EFBIG)
-		r = mthpd_mountinfo_cgroup2(mountinfo, mount, sizeof(mount));
-	if (r < 0) {
-		fprintf(stderr, "mthpd: no cgroup2 hierarchy mounted: no process can be matched\n");
-		status = EXIT_SYSTEM;
-		goto out;
-	}
 
 	procs = calloc(PREVIEW_MAX_PROCS, sizeof(*procs));
 	es = calloc(PREVIEW_MAX_PROCS, sizeof(*es));
@@ -487,39 +567,7 @@ int preview_run(const struct preview_opts *o)
 	if ((size_t)found > stored)
 		fprintf(stderr, "mthpd: %d processes, only the first %zu are shown\n", found, stored);
 
-	for (size_t i = 0; i < stored; i++) {
-		struct entry *e = &es[n];
-		const struct mthpd_policy *pol;
-		char path[64];
-
-		if (procs[i].pid == getpid())
-			continue;
-		*e = (struct entry){.proc = &procs[i], .policy = -1};
-		(void)snprintf(path, sizeof(path), "%d/comm", (int)procs[i].pid);
-		if (mthpd_kif_read_proc(&kif, path, e->comm, sizeof(e->comm)) < 0)
-			continue; /* gone since the walk */
-		mthpd_text_chomp(e->comm);
-		/* the daemon's rule: the first policy, in file-name order, whose keys all match */
-		pol = mthpd_config_match(c, procs[i].cgroup, procs[i].unit[0] ? procs[i].unit : NULL,
-					 e->comm);
-		e->policy = pol ? (int)(pol - c->policies) : -1;
-		if (f.only >= 0 && e->policy != f.only)
-			continue;
-		/* a process no policy matches, only when the filters asked for its service */
-		if (e->policy < 0 && !o->unit && !o->cgroup)
-			continue;
-		{
-			/* a kernel thread has no memory: not listed */
-			char stat[1024];
-
-			(void)snprintf(path, sizeof(path), "%d/stat", (int)procs[i].pid);
-			if (mthpd_kif_read_proc(&kif, path, stat, sizeof(stat)) >= 0 &&
-			    mthpd_stat_parse_kthread(stat) > 0)
-				continue;
-		}
-		look_at(&kif, c, &features, kpf_fd, e);
-		n++;
-	}
+	n = look_at_all(&kif, c, &f, &features, kpf_fd, procs, stored, es);
 	qsort(es, n, sizeof(*es), cmp_entries);
 	if (o->json)
 		print_json(c, es, n);

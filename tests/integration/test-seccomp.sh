@@ -64,7 +64,7 @@ sandboxed() {
 	echo "== $name: MTHPD_SANDBOX=1 mthpd $* --json (exit $rc)"
 	sed 's/^/   stderr: /' "$TMP/$name.err"
 	if ! grep -q '^mthpd: sandbox: .*Seccomp=2' "$TMP/$name.err"; then
-		[ "$rc" = 0 ] && skip "MTHPD_SANDBOX=1 mthpd $1 prints no 'mthpd: sandbox: ... Seccomp=2' line on stderr: main.c does not enter (or report) the sandbox yet"
+		[ "$rc" = 0 ] && skip "MTHPD_SANDBOX=1 mthpd $1 prints no 'mthpd: sandbox: ... Seccomp=2' line on stderr: daemon/oneshot.c does not enter (or report) the sandbox yet"
 	fi
 	[ "$rc" = 0 ] || check_fail "$name: exit status $rc, expected 0"
 	grep -q 'Operation not permitted' "$TMP/$name.err" && check_fail "$name: EPERM on stderr"
