@@ -9,266 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
-#include "knobs.h"
-#include "pace.h"
+#include "confkeys.h"
 #include "util.h"
-
-/* What a parser writes into: the daemon section or one policy. */
-enum target { T_DAEMON, T_POLICY };
-
-typedef int (*parse_fn)(const char *value, void *field, char *why, size_t why_size);
-
-struct key {
-	const char *section;
-	const char *name;
-	enum target target;
-	parse_fn parse;
-	size_t offset;
-};
-
-static int parse_bool(const char *v, void *field, char *why, size_t n)
-{
-	static const char *const yes[] = {"yes", "true", "on", "1"};
-	static const char *const no[] = {"no", "false", "off", "0"};
-
-	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
-		if (strcasecmp(v, yes[i]) == 0) {
-			*(bool *)field = true;
-			return 0;
-		}
-		if (strcasecmp(v, no[i]) == 0) {
-			*(bool *)field = false;
-			return 0;
-		}
-	}
-	(void)snprintf(why, n, "'%s' is not a boolean (yes or no)", v);
-	return -EINVAL;
-}
-
-static int parse_ptes(const char *v, void *field, char *why, size_t n)
-{
-	if (mthpd_parse_uint(v, MTHPD_MAX_PTES_LIMIT, field) < 0) {
-		(void)snprintf(why, n, "'%s' is not a number from 0 to %d", v, MTHPD_MAX_PTES_LIMIT);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int parse_millis(const char *v, void *field, char *why, size_t n)
-{
-	/* At most a day: a longer sleep is a typo, and the watchdog needs passes. */
-	if (mthpd_parse_uint(v, 86400000, field) < 0 || *(unsigned int *)field < 10) {
-		(void)snprintf(why, n, "'%s' is not a number of milliseconds from 10 to 86400000", v);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int parse_seconds(const char *v, void *field, char *why, size_t n)
-{
-	if (mthpd_parse_uint(v, MTHPD_MIN_AGE_MAX_SEC, field) < 0) {
-		(void)snprintf(why, n, "'%s' is not a number of seconds from 0 to %u", v,
-			       MTHPD_MIN_AGE_MAX_SEC);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int parse_count(const char *v, void *field, char *why, size_t n)
-{
-	if (mthpd_parse_uint(v, 1000000, field) < 0 || *(unsigned int *)field == 0) {
-		(void)snprintf(why, n, "'%s' is not a number from 1 to 1000000", v);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* "1G", "512M", "4096" (bytes) or "0" (no limit). */
-static int parse_size_value(const char *v, uint64_t *ret)
-{
-	unsigned long long x;
-	char *end;
-
-	if (*v < '0' || *v > '9')
-		return -EINVAL;
-	unsigned int shift;
-
-	errno = 0;
-	x = strtoull(v, &end, 10);
-	if (errno)
-		return -EINVAL;
-	switch (*end) {
-	case '\0':
-		shift = 0;
-		break;
-	case 'K': case 'k':
-		shift = 10;
-		break;
-	case 'M': case 'm':
-		shift = 20;
-		break;
-	case 'G': case 'g':
-		shift = 30;
-		break;
-	case 'T': case 't':
-		shift = 40;
-		break;
-	default:
-		return -EINVAL;
-	}
-	/* at most 1 PiB, checked before the shift so that nothing wraps to 0 */
-	if ((shift && end[1] != '\0') || (!shift && *end != '\0') || x > (1ULL << 50) >> shift)
-		return -EINVAL;
-	x <<= shift;
-	*ret = x;
-	return 0;
-}
-
-static int parse_bytes(const char *v, void *field, char *why, size_t n)
-{
-	if (parse_size_value(v, field) < 0) {
-		(void)snprintf(why, n, "'%s' is not a size (bytes, or with K, M, G, T; 0 for none)", v);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int parse_pages(const char *v, void *field, char *why, size_t n)
-{
-	unsigned long long x;
-	char *end;
-
-	errno = 0;
-	x = *v >= '0' && *v <= '9' ? strtoull(v, &end, 10) : 0;
-	if (errno || x == 0 || x > (1ULL << 40) || *end != '\0') {
-		(void)snprintf(why, n, "'%s' is not a number of pages from 1", v);
-		return -EINVAL;
-	}
-	*(uint64_t *)field = x;
-	return 0;
-}
-
-/* PSI "some avg10" is a percentage with two decimals: "10", "2.5", "0". */
-static int parse_percent(const char *v, void *field, char *why, size_t n)
-{
-	unsigned int whole = 0, frac = 0, digits = 0;
-	const char *p = v;
-
-	if (*p < '0' || *p > '9')
-		goto bad;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		whole = whole * 10 + (unsigned int)(*p - '0');
-		if (whole > 100)
-			goto bad;
-	}
-	if (*p == '.')
-		for (p++; *p >= '0' && *p <= '9' && digits < 2; p++, digits++)
-			frac = frac * 10 + (unsigned int)(*p - '0');
-	if (*p != '\0')
-		goto bad;
-	if (digits == 1)
-		frac *= 10; /* "2.5" is 2.50 */
-	if (whole * 100 + frac > 10000)
-		goto bad;
-	*(unsigned int *)field = whole * 100 + frac;
-	return 0;
-bad:
-	(void)snprintf(why, n, "'%s' is not a percentage from 0 to 100 (0 turns it off)", v);
-	return -EINVAL;
-}
-
-static int parse_string(const char *v, void *field, char *why, size_t n)
-{
-	char *s = strdup(v);
-
-	if (!s) {
-		(void)snprintf(why, n, "out of memory");
-		return -ENOMEM;
-	}
-	free(*(char **)field);
-	*(char **)field = s;
-	return 0;
-}
-
-static int parse_path(const char *v, void *field, char *why, size_t n)
-{
-	if (*v != '\0' && *v != '/') {
-		(void)snprintf(why, n, "'%s' is not an absolute path (or empty for none)", v);
-		return -EINVAL;
-	}
-	return parse_string(v, field, why, n);
-}
-
-static int parse_glob(const char *v, void *field, char *why, size_t n)
-{
-	if (*v == '\0') {
-		(void)snprintf(why, n, "empty pattern (leave the key out to match anything)");
-		return -EINVAL;
-	}
-	return parse_string(v, field, why, n);
-}
-
-/*
- * The fewest characters a glob can match: '*' none, '?' and a [...] class
- * one, anything else (a '\\'-escaped character too) one.
- */
-static size_t glob_min_len(const char *g)
-{
-	size_t n = 0;
-
-	for (const char *p = g; *p; p++) {
-		if (*p == '*')
-			continue;
-		if (*p == '\\' && p[1]) {
-			p++;
-		} else if (*p == '[') {
-			const char *close = strchr(p + 2, ']');
-
-			if (close)
-				p = close;
-		}
-		n++;
-	}
-	return n;
-}
-
-/* comm is at most 15 characters (TASK_COMM_LEN - 1): a longer pattern never matches. */
-static int parse_comm(const char *v, void *field, char *why, size_t n)
-{
-	if (*v && glob_min_len(v) > 15) {
-		(void)snprintf(why, n,
-			       "'%s' can never match: a process's comm is at most 15 characters "
-			       "(the kernel cuts longer names)",
-			       v);
-		return -EINVAL;
-	}
-	return parse_glob(v, field, why, n);
-}
-
-static int parse_sizes(const char *v, void *field, char *why, size_t n)
-{
-	char bad[32];
-
-	if (mthpd_parse_sizes(v, field, bad, sizeof(bad)) < 0) {
-		(void)snprintf(why, n, "'%s' is not a size from 16K to 2M (16K, 32K, ..., 1M, 2M)", bad);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int parse_pace(const char *v, void *field, char *why, size_t n)
-{
-	if (mthpd_pace_parse(v, field) < 0) {
-		(void)snprintf(why, n, "'%s' is not no, yes or a percentage from 1%% to 100%%", v);
-		return -EINVAL;
-	}
-	return 0;
-}
 
 /* A policy before its file is read: what each key it does not set means. */
 static struct mthpd_policy policy_defaults(const struct mthpd_knobs *defaults)
@@ -277,43 +23,15 @@ static struct mthpd_policy policy_defaults(const struct mthpd_knobs *defaults)
 				     .min_age_sec = MTHPD_MIN_AGE_DEFAULT_SEC};
 }
 
-#define D(name, fn) {"Daemon", #name, T_DAEMON, fn, offsetof(struct mthpd_daemon_conf, name)}
-#define M(key, field) {"Match", key, T_POLICY, parse_glob, offsetof(struct mthpd_policy, field)}
-#define P(key, fn, field) {"Policy", key, T_POLICY, fn, offsetof(struct mthpd_policy, field)}
-
-static const struct key keys[] = {
-	D(scan_sleep_millisecs, parse_millis),
-	D(alloc_sleep_millisecs, parse_millis),
-	D(pages_to_scan, parse_pages),
-	D(psi_threshold, parse_percent),
-	D(max_pids_per_pass, parse_count),
-	D(dry_run, parse_bool),
-	D(metrics_file, parse_path),
-	D(state_file, parse_path),
-	M("cgroup", match_cgroup),
-	M("unit", match_unit),
-	{"Match", "comm", T_POLICY, parse_comm, offsetof(struct mthpd_policy, match_comm)},
-	P("enabled", parse_bool, enabled),
-	P("dry_run", parse_bool, dry_run),
-	P("sizes", parse_sizes, knobs.orders),
-	P("max_ptes_none", parse_ptes, knobs.max_ptes_none),
-	P("max_ptes_swap", parse_ptes, knobs.max_ptes_swap),
-	P("max_ptes_shared", parse_ptes, knobs.max_ptes_shared),
-	P("max_bytes_per_pass", parse_bytes, max_bytes_per_pass),
-	P("pace", parse_pace, pace_percent),
-	P("split_partial", parse_bool, split_partial),
-	P("min_age", parse_seconds, min_age_sec),
-};
-
 /* State of parsing one file. */
 struct parse {
 	const char *file;
-	enum target target;
+	enum mthpd_conf_target target;
 	void *base;
 	const char *text;     /* the whole file, NUL-terminated; no NUL inside */
 	size_t pos;           /* where the reader goes on */
 	unsigned int line;
-	uint64_t seen;        /* keys[] given so far, to refuse repeats */
+	uint64_t seen;        /* mthpd_confkeys[] given so far, to refuse repeats */
 	bool has_match;
 	int r;                /* first error */
 	char *err;
@@ -356,16 +74,6 @@ static char *reader(char *str, int num, void *stream)
 	memcpy(str, start, len);
 	str[len] = '\0';
 	return str;
-}
-
-/* A section of this kind of file: one that keys[] has keys in. */
-static bool section_known(enum target t, const char *name, size_t len)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
-		if (keys[i].target == t && strlen(keys[i].section) == len &&
-		    memcmp(keys[i].section, name, len) == 0)
-			return true;
-	return false;
 }
 
 /*
@@ -413,10 +121,11 @@ static void lint(struct parse *p)
 				     (int)(close - s - 1), s + 1, (int)(end - t), t);
 				return;
 			}
-			if (!section_known(p->target, s + 1, (size_t)(close - s - 1))) {
+			if (!mthpd_confkeys_section_known(p->target, s + 1, (size_t)(close - s - 1))) {
 				fail(p, "unknown section [%.*s]%s", (int)(close - s - 1), s + 1,
-				     p->target == T_DAEMON ? " (mthpd.conf has [Daemon])"
-							   : " (a policy has [Match] and [Policy])");
+				     p->target == MTHPD_CONF_DAEMON
+					     ? " (mthpd.conf has [Daemon])"
+					     : " (a policy has [Match] and [Policy])");
 				return;
 			}
 			in_section = true;
@@ -509,8 +218,8 @@ static int handler(void *user, const char *section, const char *name, const char
 
 	if (!name) /* a section header alone (inih with INI_CALL_HANDLER_ON_NEW_SECTION) */
 		return 1;
-	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-		const struct key *k = &keys[i];
+	for (size_t i = 0; i < mthpd_confkeys_count; i++) {
+		const struct mthpd_confkey *k = &mthpd_confkeys[i];
 
 		if (k->target != p->target || strcmp(k->section, section) != 0 ||
 		    strcmp(k->name, name) != 0)
@@ -522,9 +231,10 @@ static int handler(void *user, const char *section, const char *name, const char
 		p->seen |= 1ULL << i;
 		if (k->parse(value, (char *)p->base + k->offset, why, sizeof(why)) < 0)
 			fail(p, "%s=: %s", name, why);
-		if (k->target == T_DAEMON && k->offset == offsetof(struct mthpd_daemon_conf, state_file))
+		if (k->target == MTHPD_CONF_DAEMON &&
+		    k->offset == offsetof(struct mthpd_daemon_conf, state_file))
 			((struct mthpd_daemon_conf *)p->base)->state_file_line = p->line;
-		if (k->target == T_DAEMON &&
+		if (k->target == MTHPD_CONF_DAEMON &&
 		    k->offset == offsetof(struct mthpd_daemon_conf, metrics_file))
 			((struct mthpd_daemon_conf *)p->base)->metrics_file_line = p->line;
 		if (strcmp(section, "Match") == 0)
@@ -537,8 +247,8 @@ static int handler(void *user, const char *section, const char *name, const char
 }
 
 /* Parses @text (NUL-terminated, no NUL inside) of the file shown as @shown. */
-static int parse_text(const char *text, const char *shown, enum target target, void *base,
-		      struct parse *ret_state, char *err, size_t err_size)
+static int parse_text(const char *text, const char *shown, enum mthpd_conf_target target,
+		      void *base, struct parse *ret_state, char *err, size_t err_size)
 {
 	struct parse p = {
 		.file = shown,
@@ -569,8 +279,8 @@ static int parse_text(const char *text, const char *shown, enum target target, v
 	return p.r;
 }
 
-static int parse_file(const char *path, const char *shown, enum target target, void *base,
-		      struct parse *ret_state, char *err, size_t err_size)
+static int parse_file(const char *path, const char *shown, enum mthpd_conf_target target,
+		      void *base, struct parse *ret_state, char *err, size_t err_size)
 {
 	_cleanup_free_ char *text = NULL;
 	int r;
@@ -703,7 +413,7 @@ int mthpd_config_load(const char *dir, const struct mthpd_knobs *defaults,
 	r = join(&main_path, dir, "mthpd.conf");
 	if (r < 0)
 		goto fail;
-	r = parse_file(main_path, main_path, T_DAEMON, &c->daemon, &st, err, err_size);
+	r = parse_file(main_path, main_path, MTHPD_CONF_DAEMON, &c->daemon, &st, err, err_size);
 	if (r == -ENOENT)
 		r = 0; /* no file: every default */
 	else if (r < 0 && !err[0])
@@ -735,7 +445,7 @@ int mthpd_config_load(const char *dir, const struct mthpd_knobs *defaults,
 		r = join(&pol->path, pol_dir, pol->name);
 		if (r < 0)
 			goto fail;
-		r = parse_file(pol->path, pol->path, T_POLICY, pol, &st, err, err_size);
+		r = parse_file(pol->path, pol->path, MTHPD_CONF_POLICY, pol, &st, err, err_size);
 		if (r < 0 && !err[0])
 			(void)snprintf(err, err_size, "%s: %s", pol->path, strerror(-r));
 		if (r < 0)
@@ -783,7 +493,7 @@ int mthpd_config_add_policy(struct mthpd_config *c, const char *path,
 		policy_done(&pol);
 		return -ENOMEM;
 	}
-	r = parse_file(path, path, T_POLICY, &pol, &st, err, err_size);
+	r = parse_file(path, path, MTHPD_CONF_POLICY, &pol, &st, err, err_size);
 	if (r < 0 && !err[0])
 		(void)snprintf(err, err_size, "%s: %s", path, strerror(-r));
 	if (r == 0 && !st.has_match) {
@@ -847,7 +557,7 @@ int mthpd_config_check_text(const char *buf, size_t len, bool policy,
 		struct mthpd_policy pol = policy_defaults(defaults);
 
 		pol.knobs.orders = 1U << MTHPD_PMD_ORDER;
-		r = parse_text(text, "<text>", T_POLICY, &pol, &st, err, err_size);
+		r = parse_text(text, "<text>", MTHPD_CONF_POLICY, &pol, &st, err, err_size);
 		if (r == 0 && !st.has_match) {
 			(void)snprintf(err, err_size, "<text>: no [Match] key");
 			r = -EINVAL;
@@ -856,7 +566,7 @@ int mthpd_config_check_text(const char *buf, size_t len, bool policy,
 	} else {
 		struct mthpd_daemon_conf d = {0};
 
-		r = parse_text(text, "<text>", T_DAEMON, &d, &st, err, err_size);
+		r = parse_text(text, "<text>", MTHPD_CONF_DAEMON, &d, &st, err, err_size);
 		free(d.metrics_file);
 		free(d.state_file);
 	}
