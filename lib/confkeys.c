@@ -4,8 +4,8 @@
  * of mthpd.conf, [Match] and [Policy] of a policy file, each key with its
  * parser (milliseconds, seconds, counts, booleans, globs, byte counts, page
  * counts, percentages, paths, sizes=, pace=) and its field in struct
- * mthpd_daemon_conf or struct mthpd_policy.  No file is read here: the
- * reader of a file looks each key up in this table.
+ * mthpd_daemon_conf or struct mthpd_policy.  No file is read here:
+ * lib/conffile.c reads a file and looks each key up in this table.
  */
 #include <errno.h>
 #include <stddef.h>
