@@ -237,7 +237,7 @@ struct rule {
 static const struct rule rules[] = {
 	/* Reading /proc (pagemap, maps, smaps, status, comm), /sys, the cgroup2
 	 * tree (cgroup.procs, memory.pressure) and the configuration on SIGHUP:
-	 * lib/kif.c, lib/target.c, lib/discover.c, lib/config.c (inih, fopen). */
+	 * lib/kif.c, lib/target.c, lib/discover.c, lib/conffile.c (inih, open). */
 	ALLOW(openat),
 	ALLOW(read),
 	ALLOW(pread64), /* pagemap and kpageflags at offsets: lib/kif.c */

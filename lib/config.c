@@ -1,584 +1,29 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The configuration directory as a whole: the defaults, mthpd.conf, then
+ * policy.d/ in file-name order (a policy added to preview it, one file's
+ * text checked for the fuzzer), and which policy a process gets.  One file
+ * is read and parsed by lib/conffile.c, each key's value by lib/confkeys.c.
+ */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <fnmatch.h>
-#include <ini.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
+#include "conffile.h"
 #include "config.h"
-#include "knobs.h"
-#include "pace.h"
+#include "confkeys.h"
 #include "util.h"
-
-/* What a parser writes into: the daemon section or one policy. */
-enum target { T_DAEMON, T_POLICY };
-
-typedef int (*parse_fn)(const char *value, void *field, char *why, size_t why_size);
-
-struct key {
-	const char *section;
-	const char *name;
-	enum target target;
-	parse_fn parse;
-	size_t offset;
-};
-
-static int parse_bool(const char *v, void *field, char *why, size_t n)
-{
-	static const char *const yes[] = {"yes", "true", "on", "1"};
-	static const char *const no[] = {"no", "false", "off", "0"};
-
-	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
-		if (strcasecmp(v, yes[i]) == 0) {
-			*(bool *)field = true;
-			return 0;
-		}
-		if (strcasecmp(v, no[i]) == 0) {
-			*(bool *)field = false;
-			return 0;
-		}
-	}
-	(void)snprintf(why, n, "'%s' is not a boolean (yes or no)", v);
-	return -EINVAL;
-}
-
-static int parse_ptes(const char *v, void *field, char *why, size_t n)
-{
-	if (mthpd_parse_uint(v, MTHPD_MAX_PTES_LIMIT, field) < 0) {
-		(void)snprintf(why, n, "'%s' is not a number from 0 to %d", v, MTHPD_MAX_PTES_LIMIT);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int parse_millis(const char *v, void *field, char *why, size_t n)
-{
-	/* At most a day: a longer sleep is a typo, and the watchdog needs passes. */
-	if (mthpd_parse_uint(v, 86400000, field) < 0 || *(unsigned int *)field < 10) {
-		(void)snprintf(why, n, "'%s' is not a number of milliseconds from 10 to 86400000", v);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int parse_seconds(const char *v, void *field, char *why, size_t n)
-{
-	if (mthpd_parse_uint(v, MTHPD_MIN_AGE_MAX_SEC, field) < 0) {
-		(void)snprintf(why, n, "'%s' is not a number of seconds from 0 to %u", v,
-			       MTHPD_MIN_AGE_MAX_SEC);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int parse_count(const char *v, void *field, char *why, size_t n)
-{
-	if (mthpd_parse_uint(v, 1000000, field) < 0 || *(unsigned int *)field == 0) {
-		(void)snprintf(why, n, "'%s' is not a number from 1 to 1000000", v);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* "1G", "512M", "4096" (bytes) or "0" (no limit). */
-static int parse_size_value(const char *v, uint64_t *ret)
-{
-	unsigned long long x;
-	char *end;
-
-	if (*v < '0' || *v > '9')
-		return -EINVAL;
-	unsigned int shift;
-
-	errno = 0;
-	x = strtoull(v, &end, 10);
-	if (errno)
-		return -EINVAL;
-	switch (*end) {
-	case '\0':
-		shift = 0;
-		break;
-	case 'K': case 'k':
-		shift = 10;
-		break;
-	case 'M': case 'm':
-		shift = 20;
-		break;
-	case 'G': case 'g':
-		shift = 30;
-		break;
-	case 'T': case 't':
-		shift = 40;
-		break;
-	default:
-		return -EINVAL;
-	}
-	/* at most 1 PiB, checked before the shift so that nothing wraps to 0 */
-	if ((shift && end[1] != '\0') || (!shift && *end != '\0') || x > (1ULL << 50) >> shift)
-		return -EINVAL;
-	x <<= shift;
-	*ret = x;
-	return 0;
-}
-
-static int parse_bytes(const char *v, void *field, char *why, size_t n)
-{
-	if (parse_size_value(v, field) < 0) {
-		(void)snprintf(why, n, "'%s' is not a size (bytes, or with K, M, G, T; 0 for none)", v);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int parse_pages(const char *v, void *field, char *why, size_t n)
-{
-	unsigned long long x;
-	char *end;
-
-	errno = 0;
-	x = *v >= '0' && *v <= '9' ? strtoull(v, &end, 10) : 0;
-	if (errno || x == 0 || x > (1ULL << 40) || *end != '\0') {
-		(void)snprintf(why, n, "'%s' is not a number of pages from 1", v);
-		return -EINVAL;
-	}
-	*(uint64_t *)field = x;
-	return 0;
-}
-
-/* PSI "some avg10" is a percentage with two decimals: "10", "2.5", "0". */
-static int parse_percent(const char *v, void *field, char *why, size_t n)
-{
-	unsigned int whole = 0, frac = 0, digits = 0;
-	const char *p = v;
-
-	if (*p < '0' || *p > '9')
-		goto bad;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		whole = whole * 10 + (unsigned int)(*p - '0');
-		if (whole > 100)
-			goto bad;
-	}
-	if (*p == '.')
-		for (p++; *p >= '0' && *p <= '9' && digits < 2; p++, digits++)
-			frac = frac * 10 + (unsigned int)(*p - '0');
-	if (*p != '\0')
-		goto bad;
-	if (digits == 1)
-		frac *= 10; /* "2.5" is 2.50 */
-	if (whole * 100 + frac > 10000)
-		goto bad;
-	*(unsigned int *)field = whole * 100 + frac;
-	return 0;
-bad:
-	(void)snprintf(why, n, "'%s' is not a percentage from 0 to 100 (0 turns it off)", v);
-	return -EINVAL;
-}
-
-static int parse_string(const char *v, void *field, char *why, size_t n)
-{
-	char *s = strdup(v);
-
-	if (!s) {
-		(void)snprintf(why, n, "out of memory");
-		return -ENOMEM;
-	}
-	free(*(char **)field);
-	*(char **)field = s;
-	return 0;
-}
-
-static int parse_path(const char *v, void *field, char *why, size_t n)
-{
-	if (*v != '\0' && *v != '/') {
-		(void)snprintf(why, n, "'%s' is not an absolute path (or empty for none)", v);
-		return -EINVAL;
-	}
-	return parse_string(v, field, why, n);
-}
-
-static int parse_glob(const char *v, void *field, char *why, size_t n)
-{
-	if (*v == '\0') {
-		(void)snprintf(why, n, "empty pattern (leave the key out to match anything)");
-		return -EINVAL;
-	}
-	return parse_string(v, field, why, n);
-}
-
-/*
- * The fewest characters a glob can match: '*' none, '?' and a [...] class
- * one, anything else (a '\\'-escaped character too) one.
- */
-static size_t glob_min_len(const char *g)
-{
-	size_t n = 0;
-
-	for (const char *p = g; *p; p++) {
-		if (*p == '*')
-			continue;
-		if (*p == '\\' && p[1]) {
-			p++;
-		} else if (*p == '[') {
-			const char *close = strchr(p + 2, ']');
-
-			if (close)
-				p = close;
-		}
-		n++;
-	}
-	return n;
-}
-
-/* comm is at most 15 characters (TASK_COMM_LEN - 1): a longer pattern never matches. */
-static int parse_comm(const char *v, void *field, char *why, size_t n)
-{
-	if (*v && glob_min_len(v) > 15) {
-		(void)snprintf(why, n,
-			       "'%s' can never match: a process's comm is at most 15 characters "
-			       "(the kernel cuts longer names)",
-			       v);
-		return -EINVAL;
-	}
-	return parse_glob(v, field, why, n);
-}
-
-static int parse_sizes(const char *v, void *field, char *why, size_t n)
-{
-	char bad[32];
-
-	if (mthpd_parse_sizes(v, field, bad, sizeof(bad)) < 0) {
-		(void)snprintf(why, n, "'%s' is not a size from 16K to 2M (16K, 32K, ..., 1M, 2M)", bad);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int parse_pace(const char *v, void *field, char *why, size_t n)
-{
-	if (mthpd_pace_parse(v, field) < 0) {
-		(void)snprintf(why, n, "'%s' is not no, yes or a percentage from 1%% to 100%%", v);
-		return -EINVAL;
-	}
-	return 0;
-}
 
 /* A policy before its file is read: what each key it does not set means. */
 static struct mthpd_policy policy_defaults(const struct mthpd_knobs *defaults)
 {
 	return (struct mthpd_policy){.enabled = true, .split_partial = true, .knobs = *defaults,
 				     .min_age_sec = MTHPD_MIN_AGE_DEFAULT_SEC};
-}
-
-#define D(name, fn) {"Daemon", #name, T_DAEMON, fn, offsetof(struct mthpd_daemon_conf, name)}
-#define M(key, field) {"Match", key, T_POLICY, parse_glob, offsetof(struct mthpd_policy, field)}
-#define P(key, fn, field) {"Policy", key, T_POLICY, fn, offsetof(struct mthpd_policy, field)}
-
-static const struct key keys[] = {
-	D(scan_sleep_millisecs, parse_millis),
-	D(alloc_sleep_millisecs, parse_millis),
-	D(pages_to_scan, parse_pages),
-	D(psi_threshold, parse_percent),
-	D(max_pids_per_pass, parse_count),
-	D(dry_run, parse_bool),
-	D(metrics_file, parse_path),
-	D(state_file, parse_path),
-	M("cgroup", match_cgroup),
-	M("unit", match_unit),
-	{"Match", "comm", T_POLICY, parse_comm, offsetof(struct mthpd_policy, match_comm)},
-	P("enabled", parse_bool, enabled),
-	P("dry_run", parse_bool, dry_run),
-	P("sizes", parse_sizes, knobs.orders),
-	P("max_ptes_none", parse_ptes, knobs.max_ptes_none),
-	P("max_ptes_swap", parse_ptes, knobs.max_ptes_swap),
-	P("max_ptes_shared", parse_ptes, knobs.max_ptes_shared),
-	P("max_bytes_per_pass", parse_bytes, max_bytes_per_pass),
-	P("pace", parse_pace, pace_percent),
-	P("split_partial", parse_bool, split_partial),
-	P("min_age", parse_seconds, min_age_sec),
-};
-
-/* State of parsing one file. */
-struct parse {
-	const char *file;
-	enum target target;
-	void *base;
-	const char *text;     /* the whole file, NUL-terminated; no NUL inside */
-	size_t pos;           /* where the reader goes on */
-	unsigned int line;
-	uint64_t seen;        /* keys[] given so far, to refuse repeats */
-	bool has_match;
-	int r;                /* first error */
-	char *err;
-	size_t err_size;
-};
-
-_printf_(2, 3) static void fail(struct parse *p, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (p->r < 0)
-		return; /* keep the first error */
-	p->r = -EINVAL;
-	n = snprintf(p->err, p->err_size, "%s:%u: ", p->file, p->line);
-	if (n < 0 || (size_t)n >= p->err_size)
-		return;
-	va_start(ap, fmt);
-	(void)vsnprintf(p->err + n, p->err_size - (size_t)n, fmt, ap);
-	va_end(ap);
-}
-
-/* inih's reader: the next line of the text, counted, so the handler knows where it is. */
-static char *reader(char *str, int num, void *stream)
-{
-	struct parse *p = stream;
-	const char *start = p->text + p->pos, *nl;
-	size_t len;
-
-	if (!*start)
-		return NULL;
-	nl = strchr(start, '\n');
-	len = nl ? (size_t)(nl - start) + 1 : strlen(start);
-	p->pos += len;
-	p->line++;
-	if (len > (size_t)num - 1) {
-		fail(p, "line longer than %d characters", num - 2);
-		len = (size_t)num - 1; /* the rest of it is skipped, not read as a new line */
-	}
-	memcpy(str, start, len);
-	str[len] = '\0';
-	return str;
-}
-
-/* A section of this kind of file: one that keys[] has keys in. */
-static bool section_known(enum target t, const char *name, size_t len)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
-		if (keys[i].target == t && strlen(keys[i].section) == len &&
-		    memcmp(keys[i].section, name, len) == 0)
-			return true;
-	return false;
-}
-
-/*
- * What inih would read differently from what a person means, line by line,
- * before inih sees the text: text after a section header ("[Policy]
- * enabled=no" would lose the key), a header without its ']', empty or
- * unknown sections, "key: value" (inih takes ':' too; mthpd.conf(5) says
- * key=value), indented lines (inih joins them to the key before), and keys
- * before any section.  Sets the first error in @p.
- */
-static void lint(struct parse *p)
-{
-	const char *line = p->text;
-	bool in_section = false;
-
-	for (unsigned int no = 1; *line; no++) {
-		const char *end = strchr(line, '\n'), *s = line, *close, *eq, *colon;
-
-		if (!end)
-			end = line + strlen(line);
-		p->line = no;
-		while (s < end && (*s == ' ' || *s == '\t' || *s == '\r'))
-			s++;
-		if (s == end || *s == ';' || *s == '#') {
-			line = *end ? end + 1 : end;
-			continue;
-		}
-		if (s > line) {
-			fail(p, "the line starts with a blank (inih would join it to the line before); "
-				"remove the leading blanks");
-			return;
-		}
-		if (*s == '[') {
-			const char *t;
-
-			close = memchr(s, ']', (size_t)(end - s));
-			if (!close) {
-				fail(p, "no ']' closes the section name '%.*s'", (int)(end - s), s);
-				return;
-			}
-			for (t = close + 1; t < end && (*t == ' ' || *t == '\t' || *t == '\r'); t++)
-				;
-			if (t < end && *t != ';' && *t != '#') {
-				fail(p, "text after [%.*s]: '%.*s' (one key per line, after the section)",
-				     (int)(close - s - 1), s + 1, (int)(end - t), t);
-				return;
-			}
-			if (!section_known(p->target, s + 1, (size_t)(close - s - 1))) {
-				fail(p, "unknown section [%.*s]%s", (int)(close - s - 1), s + 1,
-				     p->target == T_DAEMON ? " (mthpd.conf has [Daemon])"
-							   : " (a policy has [Match] and [Policy])");
-				return;
-			}
-			in_section = true;
-		} else {
-			eq = memchr(s, '=', (size_t)(end - s));
-			colon = memchr(s, ':', (size_t)(end - s));
-			if (colon && (!eq || colon < eq)) {
-				fail(p, "'%.*s': write key=value, not key: value", (int)(colon - s), s);
-				return;
-			}
-			if (!eq) {
-				fail(p, "not a 'key=value' or '[Section]' line");
-				return;
-			}
-			if (!in_section) {
-				fail(p, "'%.*s=' before any section", (int)(eq - s), s);
-				return;
-			}
-		}
-		line = *end ? end + 1 : end;
-	}
-}
-
-/* A configuration file is small text: more than this is a mistake. */
-#define CONFIG_MAX_BYTES (64 * 1024)
-
-/*
- * Reads @path whole into *ret (NUL-terminated).  Only a regular file: a
- * FIFO would block (opened O_NONBLOCK, then checked), a device like
- * /dev/zero would never end.  Returns 0, -ENOENT, or -EINVAL with a
- * message in @err, or -errno.
- */
-static int read_text(const char *path, char **ret, char *err, size_t err_size)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	_cleanup_free_ char *buf = NULL;
-	struct stat st;
-	size_t len = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode)) {
-		(void)snprintf(err, err_size, "%s: not a regular file (%s)", path,
-			       S_ISDIR(st.st_mode)    ? "a directory"
-			       : S_ISFIFO(st.st_mode) ? "a FIFO"
-			       : S_ISCHR(st.st_mode)  ? "a character device"
-			       : S_ISBLK(st.st_mode)  ? "a block device"
-			       : S_ISSOCK(st.st_mode) ? "a socket"
-						      : "not a file");
-		return -EINVAL;
-	}
-	buf = malloc(CONFIG_MAX_BYTES + 2);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n = read(fd, buf + len, CONFIG_MAX_BYTES + 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > CONFIG_MAX_BYTES) {
-			(void)snprintf(err, err_size, "%s: larger than %d KiB, not a configuration file",
-				       path, CONFIG_MAX_BYTES / 1024);
-			return -EINVAL;
-		}
-	}
-	buf[len] = '\0';
-	if (strlen(buf) != len) {
-		unsigned int line = 1;
-
-		for (const char *c = buf; *c; c++)
-			line += *c == '\n';
-		(void)snprintf(err, err_size, "%s:%u: a NUL byte: not a text file", path, line);
-		return -EINVAL;
-	}
-	*ret = TAKE_PTR(buf);
-	return 0;
-}
-
-static int handler(void *user, const char *section, const char *name, const char *value)
-{
-	struct parse *p = user;
-	char why[256];
-
-	if (!name) /* a section header alone (inih with INI_CALL_HANDLER_ON_NEW_SECTION) */
-		return 1;
-	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-		const struct key *k = &keys[i];
-
-		if (k->target != p->target || strcmp(k->section, section) != 0 ||
-		    strcmp(k->name, name) != 0)
-			continue;
-		if (p->seen & (1ULL << i)) {
-			fail(p, "%s= given twice in [%s]", name, section);
-			return 1;
-		}
-		p->seen |= 1ULL << i;
-		if (k->parse(value, (char *)p->base + k->offset, why, sizeof(why)) < 0)
-			fail(p, "%s=: %s", name, why);
-		if (k->target == T_DAEMON && k->offset == offsetof(struct mthpd_daemon_conf, state_file))
-			((struct mthpd_daemon_conf *)p->base)->state_file_line = p->line;
-		if (k->target == T_DAEMON &&
-		    k->offset == offsetof(struct mthpd_daemon_conf, metrics_file))
-			((struct mthpd_daemon_conf *)p->base)->metrics_file_line = p->line;
-		if (strcmp(section, "Match") == 0)
-			p->has_match = true;
-		return 1;
-	}
-	/* lint() has refused unknown sections already: this is a known one */
-	fail(p, "unknown key '%s' in [%s]", name, section);
-	return 1; /* go on: the first error is kept, and inih's own errors still count */
-}
-
-/* Parses @text (NUL-terminated, no NUL inside) of the file shown as @shown. */
-static int parse_text(const char *text, const char *shown, enum target target, void *base,
-		      struct parse *ret_state, char *err, size_t err_size)
-{
-	struct parse p = {
-		.file = shown,
-		.target = target,
-		.base = base,
-		.err = err,
-		.err_size = err_size,
-		.text = text,
-	};
-	int r;
-
-	/* a UTF-8 byte order mark, as some editors save one: skipped, as systemd does */
-	if (strncmp(p.text, "\xef\xbb\xbf", 3) == 0)
-		p.text += 3;
-	lint(&p);
-	if (p.r < 0) {
-		*ret_state = p;
-		return p.r;
-	}
-	p.line = 0;
-	r = ini_parse_stream(reader, &p, handler, &p);
-	if (p.r == 0 && r > 0) {
-		/* inih's own complaint: no '=' or ']' on that line */
-		p.line = (unsigned int)r;
-		fail(&p, "not a 'key=value' or '[Section]' line");
-	}
-	*ret_state = p;
-	return p.r;
-}
-
-static int parse_file(const char *path, const char *shown, enum target target, void *base,
-		      struct parse *ret_state, char *err, size_t err_size)
-{
-	_cleanup_free_ char *text = NULL;
-	int r;
-
-	r = read_text(path, &text, err, err_size);
-	if (r < 0)
-		return r;
-	return parse_text(text, shown, target, base, ret_state, err, err_size);
 }
 
 static void policy_done(struct mthpd_policy *pol)
@@ -669,7 +114,7 @@ int mthpd_config_load(const char *dir, const struct mthpd_knobs *defaults,
 	_cleanup_free_ char *main_path = NULL, *pol_dir = NULL;
 	char **names = NULL;
 	size_t nr_names = 0;
-	struct parse st;
+	struct mthpd_conffile st;
 	int r;
 
 	struct stat dst;
@@ -703,7 +148,8 @@ int mthpd_config_load(const char *dir, const struct mthpd_knobs *defaults,
 	r = join(&main_path, dir, "mthpd.conf");
 	if (r < 0)
 		goto fail;
-	r = parse_file(main_path, main_path, T_DAEMON, &c->daemon, &st, err, err_size);
+	r = mthpd_conffile_parse(main_path, main_path, MTHPD_CONF_DAEMON, &c->daemon, &st, err,
+				 err_size);
 	if (r == -ENOENT)
 		r = 0; /* no file: every default */
 	else if (r < 0 && !err[0])
@@ -735,7 +181,8 @@ int mthpd_config_load(const char *dir, const struct mthpd_knobs *defaults,
 		r = join(&pol->path, pol_dir, pol->name);
 		if (r < 0)
 			goto fail;
-		r = parse_file(pol->path, pol->path, T_POLICY, pol, &st, err, err_size);
+		r = mthpd_conffile_parse(pol->path, pol->path, MTHPD_CONF_POLICY, pol, &st, err,
+					 err_size);
 		if (r < 0 && !err[0])
 			(void)snprintf(err, err_size, "%s: %s", pol->path, strerror(-r));
 		if (r < 0)
@@ -767,7 +214,7 @@ int mthpd_config_add_policy(struct mthpd_config *c, const char *path,
 	size_t len = strlen(base), at = 0;
 	struct mthpd_policy pol = policy_defaults(defaults);
 	struct mthpd_policy *more;
-	struct parse st;
+	struct mthpd_conffile st;
 	int r;
 
 	err[0] = '\0';
@@ -783,7 +230,7 @@ int mthpd_config_add_policy(struct mthpd_config *c, const char *path,
 		policy_done(&pol);
 		return -ENOMEM;
 	}
-	r = parse_file(path, path, T_POLICY, &pol, &st, err, err_size);
+	r = mthpd_conffile_parse(path, path, MTHPD_CONF_POLICY, &pol, &st, err, err_size);
 	if (r < 0 && !err[0])
 		(void)snprintf(err, err_size, "%s: %s", path, strerror(-r));
 	if (r == 0 && !st.has_match) {
@@ -826,12 +273,12 @@ int mthpd_config_check_text(const char *buf, size_t len, bool policy,
 			    const struct mthpd_knobs *defaults, char *err, size_t err_size)
 {
 	_cleanup_free_ char *text = NULL;
-	struct parse st;
+	struct mthpd_conffile st;
 	int r;
 
 	err[0] = '\0';
-	if (len > CONFIG_MAX_BYTES) {
-		(void)snprintf(err, err_size, "<text>: larger than %d KiB", CONFIG_MAX_BYTES / 1024);
+	if (len > MTHPD_CONF_MAX_BYTES) {
+		(void)snprintf(err, err_size, "<text>: larger than %d KiB", MTHPD_CONF_MAX_BYTES / 1024);
 		return -EINVAL;
 	}
 	text = malloc(len + 1);
@@ -847,7 +294,8 @@ int mthpd_config_check_text(const char *buf, size_t len, bool policy,
 		struct mthpd_policy pol = policy_defaults(defaults);
 
 		pol.knobs.orders = 1U << MTHPD_PMD_ORDER;
-		r = parse_text(text, "<text>", T_POLICY, &pol, &st, err, err_size);
+		r = mthpd_conffile_parse_text(text, "<text>", MTHPD_CONF_POLICY, &pol, &st, err,
+					      err_size);
 		if (r == 0 && !st.has_match) {
 			(void)snprintf(err, err_size, "<text>: no [Match] key");
 			r = -EINVAL;
@@ -856,7 +304,8 @@ int mthpd_config_check_text(const char *buf, size_t len, bool policy,
 	} else {
 		struct mthpd_daemon_conf d = {0};
 
-		r = parse_text(text, "<text>", T_DAEMON, &d, &st, err, err_size);
+		r = mthpd_conffile_parse_text(text, "<text>", MTHPD_CONF_DAEMON, &d, &st, err,
+					      err_size);
 		free(d.metrics_file);
 		free(d.state_file);
 	}
