@@ -18,6 +18,7 @@
 #include "output.h"
 #include "state.h"
 #include "target.h"
+#include "text.h"
 #include "util.h"
 
 /* Reads a small file below @dirfd, NUL-terminated.  Returns the length or -errno. */
@@ -424,15 +425,13 @@ int state_show(const char *path, FILE *out)
 		fprintf(out, "mthpd is not running (no state file '%s': %s)\n", path, strerror(errno));
 		return 3;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) < 0) {
+		fprintf(out, "mthpd: cannot stat '%s': %s\n", path, strerror(errno));
+		return 3;
+	}
+	if (!S_ISREG(st.st_mode)) {
 		fprintf(out, "mthpd: '%s' is not a regular file (%s), not a state file mthpd wrote\n",
-			path,
-			S_ISFIFO(st.st_mode)   ? "a FIFO"
-			: S_ISDIR(st.st_mode)  ? "a directory"
-			: S_ISCHR(st.st_mode)  ? "a character device"
-			: S_ISBLK(st.st_mode)  ? "a block device"
-			: S_ISSOCK(st.st_mode) ? "a socket"
-					       : "cannot stat it");
+			path, mthpd_text_file_type(st.st_mode));
 		return 3;
 	}
 	n = read(fd, buf, (1 << 20) - 1);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "conffile.h"
+#include "text.h"
 #include "config.h"
 #include "confkeys.h"
 #include "util.h"
@@ -151,12 +152,7 @@ static int read_text(const char *path, char **ret, char *err, size_t err_size)
 		return -errno;
 	if (!S_ISREG(st.st_mode)) {
 		(void)snprintf(err, err_size, "%s: not a regular file (%s)", path,
-			       S_ISDIR(st.st_mode)    ? "a directory"
-			       : S_ISFIFO(st.st_mode) ? "a FIFO"
-			       : S_ISCHR(st.st_mode)  ? "a character device"
-			       : S_ISBLK(st.st_mode)  ? "a block device"
-			       : S_ISSOCK(st.st_mode) ? "a socket"
-						      : "not a file");
+			       mthpd_text_file_type(st.st_mode));
 		return -EINVAL;
 	}
 	buf = malloc(MTHPD_CONF_MAX_BYTES + 2);

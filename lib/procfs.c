@@ -120,22 +120,32 @@ int mthpd_status_parse_ident(const char *status, struct mthpd_pid_ident *ret)
 	return 0;
 }
 
-int mthpd_pid_identify(struct mthpd_kif *kif, pid_t pid, struct mthpd_pid_ident *ret)
+int mthpd_procfs_read_status(struct mthpd_kif *kif, pid_t pid, char *buf, size_t size)
 {
-	char path[64], status[4096];
+	char path[64];
 	int r;
 
 	if (pid <= 0)
 		return -ESRCH;
 	r = mthpd_procfs_pid_path(path, sizeof(path), pid, "status");
 	if (r >= 0)
-		r = mthpd_kif_read_proc(kif, path, status, sizeof(status));
+		r = mthpd_kif_read_proc(kif, path, buf, size);
 	if (r == -ENOENT)
 		return -ESRCH;
-	/* -EFBIG: cut (not terminated), but State, Tgid and PPid are among its first lines */
+	/* cut: not terminated by the reader, but the first lines are there */
+	if (r == -EFBIG)
+		buf[size - 1] = '\0';
+	return r;
+}
+
+int mthpd_pid_identify(struct mthpd_kif *kif, pid_t pid, struct mthpd_pid_ident *ret)
+{
+	char status[4096];
+	int r = mthpd_procfs_read_status(kif, pid, status, sizeof(status));
+
+	/* -EFBIG: State, Tgid and PPid are among its first lines */
 	if (r < 0 && r != -EFBIG)
 		return r;
-	status[sizeof(status) - 1] = '\0';
 	return mthpd_status_parse_ident(status, ret);
 }
 

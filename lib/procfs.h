@@ -51,6 +51,13 @@ struct mthpd_pid_ident {
 int mthpd_status_parse_ident(const char *status, struct mthpd_pid_ident *ret);
 
 /*
+ * /proc/PID/status into @buf, NUL-terminated also when it is cut.
+ * Returns its length, -EFBIG when cut to @size, -ESRCH when there is no
+ * such pid, -errno.
+ */
+int mthpd_procfs_read_status(struct mthpd_kif *kif, pid_t pid, char *buf, size_t size);
+
+/*
  * What @pid is, from its /proc/PID/status: a process, a thread of another
  * (ret->tgid != @pid: /proc/TID answers although readdir does not list
  * it) or a zombie.  Returns 0, -ESRCH when there is no such pid, -errno.

@@ -28,13 +28,9 @@ int mthpd_target_read_rollup(struct mthpd_kif *kif, const struct mthpd_target *t
 
 int mthpd_target_read_status(struct mthpd_kif *kif, struct mthpd_target *t)
 {
-	char path[64], status[4096];
-	int r = mthpd_procfs_pid_path(path, sizeof(path), t->pid, "status");
+	char status[4096];
+	int r = mthpd_procfs_read_status(kif, t->pid, status, sizeof(status));
 
-	if (r >= 0)
-		r = mthpd_kif_read_proc(kif, path, status, sizeof(status));
-	if (r == -ENOENT)
-		return -ESRCH;
 	if (r < 0 && r != -EFBIG)
 		return r;
 	t->thp_disabled = r >= 0 && mthpd_status_parse_thp_disabled(status);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "text.h"
 
@@ -215,4 +216,16 @@ const char *mthpd_text_bytes(uint64_t bytes, char *buf, size_t size)
 	(void)snprintf(buf, size, v >= 99.95 ? "%.0f %s" : v >= 9.995 ? "%.1f %s" : "%.2f %s", v,
 		       units[u]);
 	return buf;
+}
+
+const char *mthpd_text_file_type(unsigned int mode)
+{
+	return S_ISREG(mode)    ? "a regular file"
+	       : S_ISDIR(mode)  ? "a directory"
+	       : S_ISFIFO(mode) ? "a FIFO"
+	       : S_ISCHR(mode)  ? "a character device"
+	       : S_ISBLK(mode)  ? "a block device"
+	       : S_ISSOCK(mode) ? "a socket"
+	       : S_ISLNK(mode)  ? "a symbolic link"
+				: "not a file";
 }

@@ -74,4 +74,7 @@ void mthpd_text_chomp(char *s);
  */
 const char *mthpd_text_bytes(uint64_t bytes, char *buf, size_t size);
 
+/* Pure: what a file of mode @mode is, in words: "a regular file", "a FIFO", "a directory", ... */
+const char *mthpd_text_file_type(unsigned int mode);
+
 #endif

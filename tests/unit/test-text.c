@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "test.h"
 #include "text.h"
@@ -153,12 +154,33 @@ static void test_chomp(void)
 	test_case = NULL;
 }
 
+/* What `status` and the configuration reader call a file that is not a regular one. */
+static void test_file_type(void)
+{
+	static const struct {
+		unsigned int mode;
+		const char *want;
+	} t[] = {
+		{ S_IFREG | 0644, "a regular file" }, { S_IFDIR | 0755, "a directory" },
+		{ S_IFIFO | 0600, "a FIFO" },          { S_IFCHR | 0666, "a character device" },
+		{ S_IFBLK | 0660, "a block device" },  { S_IFSOCK | 0777, "a socket" },
+		{ S_IFLNK | 0777, "a symbolic link" }, { 0, "not a file" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		test_case = t[i].want;
+		TEST_ASSERT(strcmp(mthpd_text_file_type(t[i].mode), t[i].want) == 0);
+	}
+	test_case = NULL;
+}
+
 int main(void)
 {
 	test_escape();
 	test_escape_sizes();
 	test_unhex();
 	test_bytes();
+	test_file_type();
 	test_chomp();
 	return test_finish();
 }
