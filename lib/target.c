@@ -489,6 +489,8 @@ static int act_planned(struct pass *p, uint64_t addr, uint64_t cursor,
 		count_plan(plan, o->collapse, &p->st);
 		r = p->sink(p->userdata, t, p->scan, plan);
 	}
+	if (r == 0 && o->probe && p->act.nr_calls)
+		r = -EDQUOT; /* a probe asks for one range, no more */
 	if (r == -EDQUOT)
 		p->st.resume = cursor;
 	return r;
@@ -570,7 +572,7 @@ static int pass_alloc(struct pass *p)
 	p->scan = malloc(sizeof(*p->scan));
 	if (!p->plan || !p->scan)
 		return -ENOMEM;
-	p->batch_max = o->batch ? o->batch : MTHPD_COLLAPSE_BATCH;
+	p->batch_max = o->probe ? 1 : o->batch ? o->batch : MTHPD_COLLAPSE_BATCH;
 	if (p->batch_max > MTHPD_COLLAPSE_BATCH)
 		p->batch_max = MTHPD_COLLAPSE_BATCH;
 	if (o->collapse && p->batch_max > 1 && p->kif->ops->collapse_batch) {

@@ -92,6 +92,10 @@ struct mthpd_pass_opts {
 				    * comparison: MTHPD_DISABLE=refill_backoff) */
 	bool split_partial;        /* with collapse: split 2M folios mapped in part (policy
 				    * split_partial=) */
+	bool probe;                /* with collapse: one range a call, and the pass stops
+				    * after the first range that made one, as when the
+				    * budget is spent (-EDQUOT): the allocation pause's
+				    * probe whether huge pages can be allocated again */
 };
 
 struct mthpd_pass_stats {

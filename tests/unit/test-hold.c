@@ -122,8 +122,35 @@ static void test_results(void)
 	test_case = NULL;
 }
 
+/* The allocation pause's probes: 1 s, doubling, up to alloc_sleep_millisecs. */
+static void test_probe_delay(void)
+{
+	static const struct {
+		unsigned int failures;
+		uint64_t max_usec, want;
+	} t[] = {
+		{ 0, 60000000, 0 },
+		{ 1, 60000000, 1000000 },
+		{ 2, 60000000, 2000000 },
+		{ 3, 60000000, 4000000 },
+		{ 6, 60000000, 32000000 },
+		{ 7, 60000000, 60000000 },     /* 64 s: capped */
+		{ 1000, 60000000, 60000000 },  /* no overflow however many */
+		{ UINT32_MAX, 86400000000ULL, 86400000000ULL },
+		{ 1, 10000, 10000 },           /* alloc_sleep_millisecs=10: below the first */
+		{ 3, 3000000, 3000000 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		test_case = "probe delay";
+		TEST_ASSERT_EQ(mthpd_hold_probe_delay(t[i].failures, t[i].max_usec), t[i].want);
+	}
+	test_case = NULL;
+}
+
 int main(void)
 {
+	test_probe_delay();
 	test_decide();
 	test_every_combination();
 	test_results();

@@ -67,9 +67,9 @@ static int count_sink(void *userdata, const struct mthpd_target *t, const struct
 	return 0;
 }
 
-/* A collapsing pass over process 42, 2M only, @batch ranges a call. */
-static int run_pass(struct fake_kif *f, unsigned int batch, struct tally *tl,
-		    struct mthpd_pass_stats *st)
+/* A collapsing pass over process 42, 2M only, @batch ranges a call, or a @probe. */
+static int run_pass_opts(struct fake_kif *f, unsigned int batch, bool probe, struct tally *tl,
+			 struct mthpd_pass_stats *st)
 {
 	const struct mthpd_knobs k = {.orders = 1U << MTHPD_PMD_ORDER, .max_ptes_none = 0};
 	const struct mthpd_features feat = {0};
@@ -79,6 +79,7 @@ static int run_pass(struct fake_kif *f, unsigned int batch, struct tally *tl,
 		.features = &feat,
 		.collapse = true,
 		.batch = batch,
+		.probe = probe,
 	};
 	int r;
 
@@ -89,6 +90,12 @@ static int run_pass(struct fake_kif *f, unsigned int batch, struct tally *tl,
 	mthpd_target_close(&t);
 	(void)close(o.kpageflags_fd);
 	return r;
+}
+
+static int run_pass(struct fake_kif *f, unsigned int batch, struct tally *tl,
+		    struct mthpd_pass_stats *st)
+{
+	return run_pass_opts(f, batch, false, tl, st);
 }
 
 static void test_alloc_failure_stops_pass(void)
@@ -145,8 +152,43 @@ static void test_alloc_failure_stops_pass(void)
 	test_case = NULL;
 }
 
+/*
+ * The allocation pause's probe: one range asked, however large the batch
+ * would be, then it stops as a spent budget does, to go on from the next.
+ */
+static void test_probe(void)
+{
+	struct fake_kif f;
+	struct tally tl = {0};
+	struct mthpd_pass_stats st;
+
+	test_case = "a probe that succeeds: one range, one call, then it stops";
+	fake_process(&f);
+	for (int i = 0; i < NR_PMDS; i++)
+		fake_kif_answer(&f, (int64_t)MTHPD_PMD_SIZE, true);
+	TEST_ASSERT_EQ(run_pass_opts(&f, NR_PMDS, true, &tl, &st), -EDQUOT);
+	TEST_ASSERT_EQ(f.nr_calls, 1);
+	TEST_ASSERT_EQ(f.nr_batches, 0);
+	TEST_ASSERT_EQ(tl.ranges, 1);
+	TEST_ASSERT_EQ(tl.results[MTHPD_SCAN_SUCCEED], 1);
+	TEST_ASSERT_EQ(st.resume, BASE + MTHPD_PMD_SIZE);
+	fake_kif_done(&f);
+
+	test_case = "a probe that fails: one failed allocation, -ENOSPC, resume at it";
+	tl = (struct tally){0};
+	fake_process(&f);
+	fake_kif_answer(&f, -ENOMEM, true);
+	TEST_ASSERT_EQ(run_pass_opts(&f, NR_PMDS, true, &tl, &st), -ENOSPC);
+	TEST_ASSERT_EQ(f.nr_calls, 1);
+	TEST_ASSERT_EQ(tl.results[MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL], 1);
+	TEST_ASSERT_EQ(st.resume, BASE);
+	fake_kif_done(&f);
+	test_case = NULL;
+}
+
 int main(void)
 {
 	test_alloc_failure_stops_pass();
+	test_probe();
 	return test_finish();
 }
