@@ -328,6 +328,8 @@ static int pass_ranges(struct daemon *d, struct mthpd_sched_proc *p, const struc
 		.now_usec = now_usec(),
 		.no_refill_backoff = d->no_refill_backoff,
 		.split_partial = pol->split_partial && d->features.split == MTHPD_SPLIT_YES,
+		/* the allocation pause's probe: one range (alloc-hold.c) */
+		.probe = tc->acting && d->alloc_hold,
 		/*
 		 * no more ranges in one call than this visit's share of pages
 		 * covers; a paced process gets one range a call, so that a
@@ -533,6 +535,8 @@ int visit_process(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance
 	if (*bytes_left != UINT64_MAX)
 		*bytes_left -= st.bytes_collapsed < *bytes_left ? st.bytes_collapsed : *bytes_left;
 	if (tc.alloc_failed)
-		d->no_collapse_until = now_usec() + d->cfg->daemon.alloc_sleep_millisecs * 1000ULL;
+		alloc_hold_failed(d, proc->pid, p->t.comm);
+	else if (tc.acting && st.blocks_collapsed > 0)
+		alloc_hold_probe_done(d);
 	return visit_end(d, p, proc, r);
 }

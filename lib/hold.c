@@ -90,3 +90,10 @@ uint64_t mthpd_hold_probe_delay(unsigned int failures, uint64_t max_usec)
 		wait *= 2;
 	return wait < max_usec ? wait : max_usec;
 }
+
+bool mthpd_hold_alloc_freed(uint64_t free_then, uint64_t free_now)
+{
+	if (free_then == UINT64_MAX || free_now == UINT64_MAX)
+		return false;
+	return free_now > free_then + free_then / 8;
+}

@@ -68,4 +68,13 @@ const char *mthpd_hold_name(enum mthpd_hold h);
  */
 uint64_t mthpd_hold_probe_delay(unsigned int failures, uint64_t max_usec);
 
+/*
+ * Pure: whether the allocation pause ends because memory was freed: the
+ * kernel shows @free_now free 2 MiB blocks (lib/buddyinfo.h), more than
+ * the @free_then of the last failed allocation by more than an eighth
+ * (any, from none), so that a few blocks that come and go in a zone at
+ * its watermark do not end it every second.  UINT64_MAX, unknown, never.
+ */
+bool mthpd_hold_alloc_freed(uint64_t free_then, uint64_t free_now);
+
 #endif

@@ -148,9 +148,36 @@ static void test_probe_delay(void)
 	test_case = NULL;
 }
 
+/* The allocation pause ends when buddyinfo shows memory freed since the failure. */
+static void test_alloc_freed(void)
+{
+	static const struct {
+		const char *what;
+		uint64_t then, now;
+		bool want;
+	} t[] = {
+		{ "none then, none now", 0, 0, false },
+		{ "none then, one now", 0, 1, true },
+		{ "none then, thousands now", 0, 4000, true },
+		{ "as many as then", 40, 40, false },
+		{ "fewer than then", 40, 10, false },
+		{ "an eighth more: not yet", 40, 45, false },
+		{ "more than an eighth more", 40, 46, true },
+		{ "unknown then", UINT64_MAX, 4000, false },
+		{ "unknown now", 0, UINT64_MAX, false },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		test_case = t[i].what;
+		TEST_ASSERT_EQ(mthpd_hold_alloc_freed(t[i].then, t[i].now), t[i].want);
+	}
+	test_case = NULL;
+}
+
 int main(void)
 {
 	test_probe_delay();
+	test_alloc_freed();
 	test_decide();
 	test_every_combination();
 	test_results();
