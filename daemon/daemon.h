@@ -42,7 +42,21 @@ struct daemon {
 	int pace_fd;    /* when the first paced process that stopped to rest may go on */
 	int cgroup_fd; /* the cgroup2 mount, opened once: per-cgroup memory.pressure */
 	uint64_t watchdog_usec, next_watchdog;
-	uint64_t no_collapse_until; /* alloc_sleep_millisecs after an allocation failure */
+	uint64_t no_collapse_until; /* the allocation pause: collapse nothing before this */
+	/*
+	 * The allocation pause (alloc-hold.c, issue 31): since a huge page
+	 * could not be allocated, nothing is collapsed until
+	 * no_collapse_until; then one range is probed, and after each failed
+	 * probe the wait doubles from 1 s up to alloc_sleep_millisecs.  It
+	 * ends with a probe that collapses, or at once when /proc/buddyinfo
+	 * shows more free 2 MiB blocks than when the allocation failed.
+	 */
+	bool alloc_hold;
+	unsigned int alloc_failures;  /* failed allocations in a row: the first, then the probes */
+	uint64_t alloc_hold_since;    /* when it started */
+	uint64_t alloc_free_blocks;   /* free 2 MiB blocks at the last failure; UINT64_MAX: unknown */
+	uint64_t alloc_checked_usec;  /* buddyinfo last read */
+	uint64_t alloc_probe_passed;  /* the no_collapse_until a pass was started for, to probe */
 	bool stop, reload;
 	uint64_t signals_said;     /* the ignored signals already logged, by number */
 	char last_status[320];     /* the last pass's STATUS= line, for SIGUSR1 */
@@ -171,6 +185,19 @@ bool pressure_cgroup(const struct daemon *d, const struct mthpd_proc *proc);
 void pressure_check(struct daemon *d);
 /* Between passes: has the pressure that held collapses back ended? */
 bool pressure_ended(struct daemon *d);
+
+/* alloc-hold.c */
+/*
+ * A huge page could not be allocated, for pid @pid '@comm': the pause
+ * starts (said, with the cause /proc/buddyinfo shows), or a probe failed
+ * and the next waits twice as long.
+ */
+void alloc_hold_failed(struct daemon *d, pid_t pid, const char *comm);
+/* A probe collapsed: huge pages can be allocated again, the pause ends (said). */
+void alloc_hold_probe_done(struct daemon *d);
+/* Between passes, once a second while the pause lasts: true if a pass should start now
+ * (free 2 MiB blocks again: the pause ended; or a probe is due). */
+bool alloc_hold_poll(struct daemon *d);
 
 /* notices.c: each said once, and again when what it says changes */
 void notice_thp_disabled(struct mthpd_sched_proc *p, const struct mthpd_proc *proc,

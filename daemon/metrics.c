@@ -359,6 +359,19 @@ static void write_units(FILE *f, const struct metrics *m)
 	}
 }
 
+/* Seconds until the allocation pause's next probe: 0 without a pause, or when it is due. */
+static double alloc_probe_seconds(const struct metrics *m)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	if (!m->alloc_hold)
+		return 0;
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
+	return m->alloc_probe_usec > now ? (double)(m->alloc_probe_usec - now) / 1e6 : 0;
+}
+
 static void prometheus_body(FILE *f, const struct metrics *m)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(families); i++)
@@ -414,6 +427,15 @@ static void prometheus_body(FILE *f, const struct metrics *m)
 		"nothing to do and no page fault since.\n"
 		"# TYPE mthpd_last_pass_quiet_processes gauge\nmthpd_last_pass_quiet_processes %lu\n",
 		m->passes, m->last_pass_seconds, m->backing_off ? 1 : 0, m->ranges_huge, m->quiet);
+	fprintf(f,
+		"# HELP mthpd_alloc_hold 1 while a huge page that could not be allocated keeps "
+		"mthpd from collapsing (not memory pressure: mthpd_backing_off).\n"
+		"# TYPE mthpd_alloc_hold gauge\nmthpd_alloc_hold %d\n"
+		"# HELP mthpd_alloc_hold_next_probe_seconds Seconds until the allocation pause "
+		"tries one range again; 0 without a pause.\n"
+		"# TYPE mthpd_alloc_hold_next_probe_seconds gauge\n"
+		"mthpd_alloc_hold_next_probe_seconds %.1f\n",
+		m->alloc_hold ? 1 : 0, alloc_probe_seconds(m));
 	if (m->version)
 		fprintf(f, "# HELP mthpd_build_info The version of the running mthpd.\n"
 			   "# TYPE mthpd_build_info gauge\nmthpd_build_info{version=\"%s\"} 1\n",
@@ -565,6 +587,11 @@ static void state_body(FILE *f, const struct metrics *m)
 		"last_pass_huge_ranges %lu\nlast_pass_quiet %lu\nbacking_off %s\n",
 		m->passes, m->last_pass_seconds, m->targets, m->ranges_huge, m->quiet,
 		m->backing_off ? "yes" : "no");
+	if (m->alloc_hold)
+		fprintf(f, "alloc_hold yes (%s), next probe in %.1f s\n", m->alloc_cause,
+			alloc_probe_seconds(m));
+	else
+		fprintf(f, "alloc_hold no\n");
 	if (m->features) {
 		char feat[160];
 

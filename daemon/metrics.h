@@ -71,6 +71,10 @@ struct metrics {
 	unsigned long quiet;       /* processes of the last pass left alone: settled, no new fault */
 	double last_pass_seconds;
 	bool backing_off;
+	/* the allocation pause (daemon/alloc-hold.c): apart from memory pressure */
+	bool alloc_hold;
+	uint64_t alloc_probe_usec; /* its next probe, CLOCK_MONOTONIC */
+	char alloc_cause[96];      /* why, from /proc/buddyinfo at the last failure */
 	pid_t pid;
 	struct state_ident ident; /* the daemon's own, for `mthpd status`; zero: unknown */
 	const char *version;      /* MTHPD_VERSION */

@@ -239,6 +239,11 @@ static int plan_and_print(const struct cli *c, struct mthpd_kif *kif, struct mth
 		} else if (r == -ESRCH) {
 			cli_fail("process %d ('%s') exited during the pass", (int)t->pid, t->comm);
 			status = EXIT_TARGET;
+		} else if (r == -ENOSPC) {
+			/* the rest would only compact again for nothing (issue 31) */
+			cli_fail("process %d ('%s'): a huge page could not be allocated (no free block "
+				 "of that size); the rest was not attempted", (int)t->pid, t->comm);
+			status = EXIT_TARGET;
 		} else if (r < 0) {
 			cli_fail("process %d ('%s'): %s", (int)t->pid, t->comm, strerror(-r));
 			status = EXIT_TARGET;

@@ -380,9 +380,10 @@ void pass_run(struct daemon *d, bool check_quiet)
 		}
 		(void)snprintf(status, sizeof(status),
 			       "pass %lu: %lu of %d processes matched, %lu visited (%lu to their end), "
-			       "%lu blocks planned, %lu collapsed%s%s",
+			       "%lu blocks planned, %lu collapsed%s%s%s",
 			       d->metrics.passes, matched, n, ss.visits, ss.completed, planned, collapsed,
 			       d->backing_off ? ", backing off (memory pressure)" : "",
+			       d->alloc_hold ? ", holding (a huge page could not be allocated)" : "",
 			       ss.spent >= c->daemon.pages_to_scan ? ", pages_to_scan reached" : "");
 	}
 	(void)snprintf(d->last_status, sizeof(d->last_status), "%s", status);

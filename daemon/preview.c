@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buddyinfo.h"
 #include "config.h"
 #include "discover.h"
 #include "features.h"
@@ -259,8 +260,28 @@ static void look_at(struct mthpd_kif *kif, const struct mthpd_config *c,
 	mthpd_target_close(&t);
 }
 
+/*
+ * Whether a huge page could be allocated now (issue 31): the free 2 MiB
+ * blocks /proc/buddyinfo shows, said when there is none, for then every
+ * collapse the preview proposes would fail and the daemon would pause.
+ * Nothing when it cannot be read.
+ */
+static void print_free_blocks(const struct mthpd_kif *kif)
+{
+	uint64_t n;
+
+	if (mthpd_buddyinfo_read(kif, MTHPD_PMD_ORDER, &n) < 0)
+		return;
+	if (n == 0)
+		puts("memory: no free 2 MiB block now (/proc/buddyinfo): a collapse would fail, and "
+		     "the daemon would pause collapsing until memory is freed");
+	else
+		printf("memory: %" PRIu64 " free 2 MiB block%s now (/proc/buddyinfo)\n", n,
+		       n == 1 ? "" : "s");
+}
+
 static void print_text(const struct mthpd_config *c, const struct entry *es, size_t n,
-		       const struct mthpd_features *features)
+		       const struct mthpd_features *features, const struct mthpd_kif *kif)
 {
 	char feat[160], h1[32], h2[32], h3[32], sizes[200];
 	char w[MTHPD_TEXT_ESCAPED_SIZE(sizeof(es->proc->cgroup))];
@@ -268,6 +289,7 @@ static void print_text(const struct mthpd_config *c, const struct entry *es, siz
 	int cur = -2;
 
 	printf("kernel: %s\n", mthpd_features_describe(features, feat, sizeof(feat)));
+	print_free_blocks(kif);
 	/* the daemon's memory of each range (refill and failure backoff) is its own */
 	puts("note: each process is planned as on the daemon's first visit: ranges a running "
 	     "daemon holds back (refill_backoff, backoff) are proposed here too");
@@ -572,7 +594,7 @@ int preview_run(const struct preview_opts *o)
 	if (o->json)
 		print_json(c, es, n);
 	else
-		print_text(c, es, n, &features);
+		print_text(c, es, n, &features, &kif);
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, "mthpd: cannot write the output: %s\n", strerror(errno));
 		status = EXIT_TARGET;

@@ -386,9 +386,16 @@ int run_daemon(const struct run_opts *o)
 		/*
 		 * The arrival timer's tick: for an idle daemon, its pass; with
 		 * passes more than a second apart, one at once if a process
-		 * came or pressure ended.
+		 * came, pressure ended, or the allocation pause ended or
+		 * probes.
 		 */
-		if (due || (tick && d.idle) ||
+		/*
+		 * The allocation pause: buddyinfo once a second, and a pass
+		 * at once when it ends or its probe is due (alloc-hold.c).
+		 */
+		bool alloc_pass = tick && alloc_hold_poll(&d);
+
+		if (due || (tick && d.idle) || alloc_pass ||
 		    (tick && d.cfg->daemon.scan_sleep_millisecs > ARRIVAL_CHECK_MSEC &&
 		     (pass_newcomers(&d) || pressure_ended(&d)))) {
 			pass_run(&d, tick && d.idle);

@@ -77,7 +77,8 @@ static int target_sink(void *userdata, const struct mthpd_target *t,
 			tc->alloc_failed = true;
 		if (b->result != MTHPD_SCAN_SUCCEED && b->result != MTHPD_RESULT_UNSUPPORTED) {
 			tc->pending++;
-			tc->failed += tc->acting && b->result != MTHPD_RESULT_OVER_BUDGET;
+			tc->failed += tc->acting && b->result != MTHPD_RESULT_OVER_BUDGET &&
+				      b->result != MTHPD_RESULT_HELD_ALLOC_FAILED;
 		}
 		/*
 		 * Decisions that were not attempted (dry run, pressure, a size
@@ -85,7 +86,8 @@ static int target_sink(void *userdata, const struct mthpd_target *t,
 		 * which would repeat every pass, are logged once a minute per pid.
 		 */
 		bool attempted = tc->acting && b->result != MTHPD_RESULT_UNSUPPORTED &&
-				 b->result != MTHPD_RESULT_BACKOFF;
+				 b->result != MTHPD_RESULT_BACKOFF &&
+				 b->result != MTHPD_RESULT_HELD_ALLOC_FAILED;
 
 		if (attempted || tc->log_dry) {
 			log_decision(&ld);
@@ -326,6 +328,8 @@ static int pass_ranges(struct daemon *d, struct mthpd_sched_proc *p, const struc
 		.now_usec = now_usec(),
 		.no_refill_backoff = d->no_refill_backoff,
 		.split_partial = pol->split_partial && d->features.split == MTHPD_SPLIT_YES,
+		/* the allocation pause's probe: one range (alloc-hold.c) */
+		.probe = tc->acting && d->alloc_hold,
 		/*
 		 * no more ranges in one call than this visit's share of pages
 		 * covers; a paced process gets one range a call, so that a
@@ -494,13 +498,25 @@ int visit_process(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance
 	faults_known = mthpd_target_faults(&p->t, &faults) == 0;
 	from_start = p->resume == 0;
 	r = pass_ranges(d, p, pol, bytes_left, allowance, &tc, &st);
+	if (r == -ENOSPC) {
+		/*
+		 * A huge page could not be allocated: the pass stopped after
+		 * that range (issue 31).  The hold below is the host's: the
+		 * next visits of this pass are held too.  This process goes
+		 * on from where it stopped when the hold ends, as after a
+		 * spent budget.
+		 */
+		tc.alloc_failed = true;
+		r = -EDQUOT;
+	}
 
 	note_coverage(d, p, proc, pol, &tc, &st, r);
 	read_rollup(d, p, &st, r);
 	notice_splits(&tc, p, proc, pol);
 	if (r == 0 && from_start && !p->t.thp_disabled)
 		notice_vmas_refused(p, proc, pol);
-	p->held = !tc.acting && tc.held != MTHPD_RESULT_DRY_RUN && tc.held_blocks > 0;
+	p->held = (!tc.acting && tc.held != MTHPD_RESULT_DRY_RUN && tc.held_blocks > 0) ||
+		  tc.alloc_failed;
 	if (tc.logged_dry) {
 		/* the minute counts from the last time some were logged */
 		d->dry_logged[slot].pid = proc->pid;
@@ -519,6 +535,8 @@ int visit_process(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance
 	if (*bytes_left != UINT64_MAX)
 		*bytes_left -= st.bytes_collapsed < *bytes_left ? st.bytes_collapsed : *bytes_left;
 	if (tc.alloc_failed)
-		d->no_collapse_until = now_usec() + d->cfg->daemon.alloc_sleep_millisecs * 1000ULL;
+		alloc_hold_failed(d, proc->pid, p->t.comm);
+	else if (tc.acting && st.blocks_collapsed > 0)
+		alloc_hold_probe_done(d);
 	return visit_end(d, p, proc, r);
 }

@@ -44,6 +44,7 @@ void mthpd_account_range(struct mthpd_counters *c, const struct mthpd_range_scan
 		case MTHPD_SCAN_PTE_MAPPED_HUGEPAGE:
 		case MTHPD_RESULT_UNSUPPORTED:
 		case MTHPD_RESULT_OVER_BUDGET:
+		case MTHPD_RESULT_HELD_ALLOC_FAILED: /* not attempted */
 		case MTHPD_RESULT_PROCESS_EXITED: /* an exit is no failure of the collapse */
 			break;
 		default:

@@ -96,6 +96,33 @@ static void note_alloc_failed(struct mthpd_act *a, unsigned int order)
 }
 
 /*
+ * Whether the kernel's count of failed allocations of @order moved since
+ * the last look: 1 if so (the new count kept), 0 if not, -1 when it is not
+ * known (an old kernel, below 2M before 7.2, or not read before the call).
+ */
+static int alloc_counted(struct mthpd_act *a, unsigned int order)
+{
+	uint64_t now;
+
+	if (!(a->alloc_failed_known & (1U << order)) ||
+	    mthpd_act_read_alloc_failed(a->kif, order, &now) < 0)
+		return -1;
+	if (now == a->alloc_failed[order])
+		return 0;
+	a->alloc_failed[order] = now;
+	return 1;
+}
+
+/*
+ * A folio of @order could not be allocated: nothing of that size or larger
+ * is attempted again in this pass (struct mthpd_act, alloc_held).
+ */
+static void hold_from(struct mthpd_act *a, unsigned int order)
+{
+	a->alloc_held |= ((1U << (MTHPD_PMD_ORDER + 1)) - 1) & ~((1U << order) - 1);
+}
+
+/*
  * ENOMEM from MADV_COLLAPSE is a folio that could not be allocated
  * (SCAN_ALLOC_HUGE_PAGE_FAIL) or a range with a hole (madvise's walk: "not
  * mapped"), as when an allocator unmapped it after the scan.  The kernel
@@ -106,16 +133,10 @@ static void note_alloc_failed(struct mthpd_act *a, unsigned int order)
  */
 static enum mthpd_scan_result enomem_result(struct mthpd_act *a, unsigned int order)
 {
-	uint64_t now;
-
-	if (!(a->alloc_failed_known & (1U << order)) ||
-	    mthpd_act_read_alloc_failed(a->kif, order, &now) < 0)
-		return MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL;
-	if (now != a->alloc_failed[order]) {
-		a->alloc_failed[order] = now;
-		return MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL;
-	}
-	return MTHPD_RESULT_UNMAPPED;
+	if (alloc_counted(a, order) == 0)
+		return MTHPD_RESULT_UNMAPPED;
+	hold_from(a, order);
+	return MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL;
 }
 
 int mthpd_act_verify(struct mthpd_act *a, uint64_t addr, unsigned int order)
@@ -199,6 +220,16 @@ static size_t within_budget(const struct mthpd_act *a, const struct mthpd_kif_bl
 	return k;
 }
 
+/* How many of the @n @blocks, from the first, are of sizes not held (alloc_held). */
+static size_t not_held(const struct mthpd_act *a, const struct mthpd_kif_block *blocks, size_t n)
+{
+	size_t k = 0;
+
+	while (k < n && !mthpd_act_held(a, block_order(blocks[k].len)))
+		k++;
+	return k;
+}
+
 /* The result of a call for a block of @order that failed with @err. */
 static enum mthpd_scan_result failed(struct mthpd_act *a, int err, unsigned int order)
 {
@@ -238,6 +269,15 @@ static size_t collapse_vec(struct mthpd_act *a, const struct mthpd_kif_block *bl
 		ret[i] = MTHPD_ACT_UNKNOWN;
 	if (bytes < 0 && bytes != -EAGAIN && n > 0)
 		ret[0] = failed(a, (int)-bytes, block_order(blocks[0].len));
+	/*
+	 * Stopped after some: the errno is lost, but if the kernel counted a
+	 * failed allocation of this size meanwhile, that is why.  Named here,
+	 * the block is not asked again alone, to fail a second time.
+	 */
+	if (bytes >= 0 && done < n && alloc_counted(a, block_order(blocks[done].len)) > 0) {
+		hold_from(a, block_order(blocks[done].len));
+		ret[done] = MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL;
+	}
 	return done;
 }
 
@@ -252,9 +292,11 @@ void mthpd_act_collapse_pmds(struct mthpd_act *a, const uint64_t *addrs, size_t 
 		/* as many as the policy's bytes allow; the rest are over budget */
 		size_t k = within_budget(a, blocks + i, n - i), done;
 
-		if (a->exited || k == 0) {
+		if (a->exited || mthpd_act_held(a, MTHPD_PMD_ORDER) || k == 0) {
 			for (; i < n; i++)
-				ret[i] = a->exited ? MTHPD_RESULT_PROCESS_EXITED : MTHPD_RESULT_OVER_BUDGET;
+				ret[i] = a->exited ? MTHPD_RESULT_PROCESS_EXITED
+					 : mthpd_act_held(a, MTHPD_PMD_ORDER) ? MTHPD_RESULT_HELD_ALLOC_FAILED
+					 : MTHPD_RESULT_OVER_BUDGET;
 			return;
 		}
 		done = collapse_vec(a, blocks + i, k, a->pmd_flags, ret + i);
@@ -275,6 +317,8 @@ enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_ran
 
 	if (a->exited)
 		return MTHPD_RESULT_PROCESS_EXITED;
+	if (mthpd_act_held(a, order))
+		return MTHPD_RESULT_HELD_ALLOC_FAILED;
 	if (a->budget < len)
 		return MTHPD_RESULT_OVER_BUDGET;
 	if (order != MTHPD_PMD_ORDER) {
@@ -430,7 +474,8 @@ static enum mthpd_scan_result replay_collapse(void *userdata, const struct mthpd
 		 * alone below, which names its errno.
 		 */
 		if (i >= rp->sent && !a->exited) {
-			size_t k = within_budget(a, rp->blocks + i, rp->n - i);
+			/* a size whose allocation failed is not sent again */
+			size_t k = within_budget(a, rp->blocks + i, not_held(a, rp->blocks + i, rp->n - i));
 
 			if (k > 1)
 				rp->sent = i + collapse_vec(a, rp->blocks + i, k, a->subpmd_flags,

@@ -49,6 +49,16 @@ struct mthpd_act {
 	 */
 	uint64_t alloc_failed[MTHPD_PMD_ORDER + 1];
 	uint32_t alloc_failed_known;
+	/*
+	 * Orders not attempted any more in this pass: every order from the
+	 * smallest whose folio could not be allocated up.  An allocation that
+	 * failed says the host has no free block of that size (compaction
+	 * could not make one), and each further try compacts again for
+	 * nothing, at the cost of every other process (issue 31).  Smaller
+	 * orders may still find memory.  Their blocks are
+	 * MTHPD_RESULT_HELD_ALLOC_FAILED: planned, not attempted.
+	 */
+	uint32_t alloc_held;
 	bool exited;            /* the target went away: stop calling */
 	uint64_t budget;        /* bytes it may still collapse; UINT64_MAX: no limit */
 	unsigned int nr_calls;
@@ -81,6 +91,12 @@ int mthpd_act_read_alloc_failed(const struct mthpd_kif *kif, unsigned int order,
  */
 int mthpd_act_verify(struct mthpd_act *a, uint64_t addr, unsigned int order);
 
+/* Pure: whether a block of @order is held after an allocation failure in this pass. */
+static inline bool mthpd_act_held(const struct mthpd_act *a, unsigned int order)
+{
+	return (a->alloc_held >> order) & 1U;
+}
+
 /* A result of mthpd_act_collapse_pmds() for a range it could not tell. */
 #define MTHPD_ACT_UNKNOWN _MTHPD_SCAN_RESULT_MAX
 
@@ -89,7 +105,9 @@ int mthpd_act_verify(struct mthpd_act *a, uint64_t addr, unsigned int order);
  * as few process_madvise() calls as the kernel allows: all in one, and
  * after a failure the rest in the next.  Each success is checked in
  * kpageflags as mthpd_act_collapse() does.  ret[i] is succeeded, noop,
- * over-budget or process_exited, or MTHPD_ACT_UNKNOWN for a range the
+ * over-budget or process_exited, alloc_huge_page_failed (the call stopped
+ * there and the kernel counted a failed allocation; the ranges after it
+ * are held_alloc_failed, not sent), or MTHPD_ACT_UNKNOWN for a range the
  * kernel stopped at: the batch cannot tell its errno, so the caller
  * collapses it alone with mthpd_act_collapse() (which retries EAGAIN and
  * names the failure).  A call that advised nothing answers its first

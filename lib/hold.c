@@ -78,3 +78,22 @@ const char *mthpd_hold_name(enum mthpd_hold h)
 	}
 	return "?";
 }
+
+uint64_t mthpd_hold_probe_delay(unsigned int failures, uint64_t max_usec)
+{
+	uint64_t wait = MTHPD_HOLD_PROBE_FIRST_USEC;
+
+	if (failures == 0)
+		return 0;
+	/* doubles from the first, without overflow: at most @max_usec anyway */
+	for (unsigned int i = 1; i < failures && wait < max_usec; i++)
+		wait *= 2;
+	return wait < max_usec ? wait : max_usec;
+}
+
+bool mthpd_hold_alloc_freed(uint64_t free_then, uint64_t free_now)
+{
+	if (free_then == UINT64_MAX || free_now == UINT64_MAX)
+		return false;
+	return free_now > free_then + free_then / 8;
+}

@@ -10,6 +10,7 @@
 #define MTHPD_HOLD_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "result.h"
 
@@ -54,5 +55,26 @@ enum mthpd_scan_result mthpd_hold_result(enum mthpd_hold h);
 
 /* Pure: "none", "settled", "resting", "young", "dry_run", "pressure", "alloc_pause", ... */
 const char *mthpd_hold_name(enum mthpd_hold h);
+
+/* The first probe after a failed huge page allocation, and how the wait grows. */
+#define MTHPD_HOLD_PROBE_FIRST_USEC 1000000ULL
+
+/*
+ * Pure: how long the allocation pause waits before its next probe (one
+ * range collapsed, to see whether huge pages can be allocated again),
+ * after @failures failed allocations in a row (1: the one that started
+ * the pause): 1 s, then twice as long after each probe that failed too,
+ * at most @max_usec (alloc_sleep_millisecs).  0 failures: 0, no pause.
+ */
+uint64_t mthpd_hold_probe_delay(unsigned int failures, uint64_t max_usec);
+
+/*
+ * Pure: whether the allocation pause ends because memory was freed: the
+ * kernel shows @free_now free 2 MiB blocks (lib/buddyinfo.h), more than
+ * the @free_then of the last failed allocation by more than an eighth
+ * (any, from none), so that a few blocks that come and go in a zone at
+ * its watermark do not end it every second.  UINT64_MAX, unknown, never.
+ */
+bool mthpd_hold_alloc_freed(uint64_t free_then, uint64_t free_now);
 
 #endif

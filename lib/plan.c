@@ -262,6 +262,14 @@ static enum mthpd_scan_result mthp_collapse(const struct mthpd_range_scan *s,
 			case MTHPD_RESULT_NOOP:
 			case MTHPD_RESULT_UNSUPPORTED:
 				goto next_offset;
+			/*
+			 * mthpd: not attempted, an allocation of this size
+			 * failed before in the pass (lib/act.h); the plan's
+			 * next block is held too, and shown so
+			 */
+			case MTHPD_RESULT_HELD_ALLOC_FAILED:
+				last_result = ret;
+				goto next_offset;
 			/* Cases where lower orders might still succeed */
 			case MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL:
 				alloc_failed = true;

@@ -166,6 +166,8 @@ static bool plan_needs_folio_orders(const struct mthpd_range_plan *p)
 static void count_plan(const struct mthpd_range_plan *p, bool collapsing, struct mthpd_pass_stats *st)
 {
 	for (unsigned int i = 0; i < p->nr_blocks; i++) {
+		if (p->blocks[i].result == MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL && !st->alloc_failed_at)
+			st->alloc_failed_at = p->addr;
 		if (p->blocks[i].action == MTHPD_ACTION_COLLAPSE)
 			st->blocks_planned++;
 		if (p->blocks[i].action == MTHPD_ACTION_COLLAPSE &&
@@ -483,6 +485,8 @@ static int act_planned(struct pass *p, uint64_t addr, uint64_t cursor,
 		count_plan(plan, o->collapse, &p->st);
 		r = p->sink(p->userdata, t, p->scan, plan);
 	}
+	if (r == 0 && o->probe && p->act.nr_calls)
+		r = -EDQUOT; /* a probe asks for one range, no more */
 	if (r == -EDQUOT)
 		p->st.resume = cursor;
 	return r;
@@ -535,6 +539,17 @@ static int walk_vma(struct pass *p, struct mthpd_vma *vmas, size_t v, size_t nvm
 			r = plan_scanned(p, addr, &knobs);
 		if (r >= 0)
 			r = act_planned(p, addr, cursor, knobs);
+		if ((r == 0 || r == -EDQUOT) && p->act.alloc_held) {
+			/*
+			 * A huge page could not be allocated: the host has no
+			 * free block of that size, and every further try
+			 * compacts again for nothing, at everyone's cost.  The
+			 * visit ends here; the caller holds the others too.
+			 * The next visit begins with the range that failed.
+			 */
+			p->st.resume = p->st.alloc_failed_at ? p->st.alloc_failed_at : cursor;
+			return -ENOSPC;
+		}
 		if (r > 0)
 			continue;
 		if (r < 0)
@@ -553,7 +568,7 @@ static int pass_alloc(struct pass *p)
 	p->scan = malloc(sizeof(*p->scan));
 	if (!p->plan || !p->scan)
 		return -ENOMEM;
-	p->batch_max = o->batch ? o->batch : MTHPD_COLLAPSE_BATCH;
+	p->batch_max = o->probe ? 1 : o->batch ? o->batch : MTHPD_COLLAPSE_BATCH;
 	if (p->batch_max > MTHPD_COLLAPSE_BATCH)
 		p->batch_max = MTHPD_COLLAPSE_BATCH;
 	if (o->collapse && p->batch_max > 1 && p->kif->ops->collapse_batch) {
@@ -631,9 +646,13 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 			p.st.resume = 0; /* spent, but on the last ranges: the visit is complete */
 		if (r == 0 && p.act.exited)
 			r = -ESRCH;
+		if ((r == 0 || r == -EDQUOT) && p.act.alloc_held) {
+			p.st.resume = p.st.alloc_failed_at;
+			r = -ENOSPC;
+		}
 	}
 out:
-	if (p.verdicts && (r == 0 || r == -EDQUOT)) {
+	if (p.verdicts && (r == 0 || r == -EDQUOT || r == -ENOSPC)) {
 		/* the VMAs asked about and those known before: sorted, as vmas[] */
 		free(t->verdicts);
 		t->verdicts = TAKE_PTR(p.verdicts);

@@ -92,6 +92,10 @@ struct mthpd_pass_opts {
 				    * comparison: MTHPD_DISABLE=refill_backoff) */
 	bool split_partial;        /* with collapse: split 2M folios mapped in part (policy
 				    * split_partial=) */
+	bool probe;                /* with collapse: one range a call, and the pass stops
+				    * after the first range that made one, as when the
+				    * budget is spent (-EDQUOT): the allocation pause's
+				    * probe whether huge pages can be allocated again */
 };
 
 struct mthpd_pass_stats {
@@ -108,6 +112,9 @@ struct mthpd_pass_stats {
 	uint64_t bytes_collapsed;
 	unsigned long kpageflags_pfns, pagemap_reads, scan_ioctls;
 	bool smaps_read;
+	/* the range where a huge page could not be allocated, and the pass stopped;
+	 * 0: none (an old kernel's ENOMEM of a 16K block may leave it 0) */
+	uint64_t alloc_failed_at;
 };
 
 /* Called for each populated range.  Returns >= 0 to go on, -errno to stop. */
@@ -119,7 +126,11 @@ typedef int (*mthpd_range_sink)(void *userdata, const struct mthpd_target *t,
  * Walks every eligible VMA of @t from @o->start on.  Returns 0, -ESRCH when
  * the target exited mid-pass (what was done so far went through the sink),
  * the sink's -errno (-EDQUOT: a budget is spent; stats->resume says where
- * to go on), or -errno.
+ * to go on), -ENOSPC when a huge page could not be allocated (issue 31:
+ * the pass stops after that range, whose blocks of that size and larger
+ * and the ranges of its batch are held_alloc_failed; stats->resume says
+ * where to go on: the range that failed, or the next when unknown; the
+ * caller holds collapses everywhere), or -errno.
  */
 int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 		      const struct mthpd_pass_opts *o, mthpd_range_sink sink, void *userdata,

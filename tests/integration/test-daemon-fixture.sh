@@ -72,6 +72,9 @@ wait_log "is above psi_threshold" || fail "no log line when pressure rose above 
 grep -q "memory pressure some avg10=50.00% is above psi_threshold 5.00%" "$T/log" || fail "backoff line: $(grep pressure "$T/log")"
 wait_log "backing_off yes" || true
 grep -q "^backing_off yes" "$T/status" || fail "state file does not say backing_off yes"
+# the allocation pause is its own line and gauge, not memory pressure (issue 31)
+grep -q "^alloc_hold no$" "$T/status" || fail "state file: no 'alloc_hold no' beside backing_off yes"
+grep -q "^mthpd_alloc_hold 0$" "$T/metrics.prom" || fail "metrics: no mthpd_alloc_hold 0 gauge"
 psi 0.00
 wait_log "collapsing resumes" || fail "no log line when pressure fell again"
 [ "$(grep -c 'is above psi_threshold' "$T/log")" = 1 ] || fail "the backoff was logged more than once"

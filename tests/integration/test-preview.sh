@@ -69,6 +69,9 @@ grep -q "^  /mthpd-pvc-[0-9]* pid $W4 'workload': .*; no policy matches: never t
 	check_fail "text --cgroup: W4 (no policy) not listed"
 # sizes as status shows them: three significant digits, "0 B"
 grep -Eq "pid $W4 'workload': anon [0-9]\.[0-9]{2} MiB, huge 0 B;" "$TMP/c.txt" || check_fail "text: sizes not in status's style"
+# whether a huge page could be allocated now: the free 2 MiB blocks of /proc/buddyinfo (issue 31)
+grep -Eq "^memory: ([0-9]+ free 2 MiB blocks? now|no free 2 MiB block now) \(/proc/buddyinfo\)" "$TMP/c.txt" ||
+	check_fail "text: no 'memory:' line with the free 2 MiB blocks"
 # the preview does not know the daemon's backoff, and says so once
 [ "$(grep -c "^note: .*refill_backoff" "$TMP/c.txt")" = 1 ] || check_fail "text: no note that the daemon's backoff is not taken into account"
 

@@ -122,8 +122,62 @@ static void test_results(void)
 	test_case = NULL;
 }
 
+/* The allocation pause's probes: 1 s, doubling, up to alloc_sleep_millisecs. */
+static void test_probe_delay(void)
+{
+	static const struct {
+		unsigned int failures;
+		uint64_t max_usec, want;
+	} t[] = {
+		{ 0, 60000000, 0 },
+		{ 1, 60000000, 1000000 },
+		{ 2, 60000000, 2000000 },
+		{ 3, 60000000, 4000000 },
+		{ 6, 60000000, 32000000 },
+		{ 7, 60000000, 60000000 },     /* 64 s: capped */
+		{ 1000, 60000000, 60000000 },  /* no overflow however many */
+		{ UINT32_MAX, 86400000000ULL, 86400000000ULL },
+		{ 1, 10000, 10000 },           /* alloc_sleep_millisecs=10: below the first */
+		{ 3, 3000000, 3000000 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		test_case = "probe delay";
+		TEST_ASSERT_EQ(mthpd_hold_probe_delay(t[i].failures, t[i].max_usec), t[i].want);
+	}
+	test_case = NULL;
+}
+
+/* The allocation pause ends when buddyinfo shows memory freed since the failure. */
+static void test_alloc_freed(void)
+{
+	static const struct {
+		const char *what;
+		uint64_t then, now;
+		bool want;
+	} t[] = {
+		{ "none then, none now", 0, 0, false },
+		{ "none then, one now", 0, 1, true },
+		{ "none then, thousands now", 0, 4000, true },
+		{ "as many as then", 40, 40, false },
+		{ "fewer than then", 40, 10, false },
+		{ "an eighth more: not yet", 40, 45, false },
+		{ "more than an eighth more", 40, 46, true },
+		{ "unknown then", UINT64_MAX, 4000, false },
+		{ "unknown now", 0, UINT64_MAX, false },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		test_case = t[i].what;
+		TEST_ASSERT_EQ(mthpd_hold_alloc_freed(t[i].then, t[i].now), t[i].want);
+	}
+	test_case = NULL;
+}
+
 int main(void)
 {
+	test_probe_delay();
+	test_alloc_freed();
 	test_decide();
 	test_every_combination();
 	test_results();
