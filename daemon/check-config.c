@@ -58,8 +58,10 @@ static void print_config(const struct mthpd_config *c)
 		       "max_bytes_per_pass=%" PRIu64 "\n",
 		       p->knobs.max_ptes_none, p->knobs.max_ptes_swap, p->knobs.max_ptes_shared,
 		       p->max_bytes_per_pass);
-		if (p->pace_percent)
-			printf("pace=%u%%\n", p->pace_percent);
+		if (p->pace.autop)
+			printf("pace=auto\n");
+		else if (p->pace.percent)
+			printf("pace=%u%%\n", p->pace.percent);
 		else
 			printf("pace=no\n");
 		printf("split_partial=%s\n", p->split_partial ? "yes" : "no");

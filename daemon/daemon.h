@@ -149,6 +149,8 @@ struct target_ctx {
 	struct mthpd_sched_proc *sp; /* its place in the cursor: the pacing clock */
 	uint64_t pace_mark;          /* monotonic us up to which its work was charged */
 	bool paced;                  /* its clock is ahead: the visit stops to rest */
+	uint64_t cpu_mark;           /* pace=auto: the thread's CPU us up to pace_mark */
+	int psi_fd[2];               /* and its service's cpu/memory.pressure (-1: the host's) */
 	/* collapse decisions of this visit, per result and order: one record each */
 	unsigned int tally[_MTHPD_SCAN_RESULT_MAX][MTHPD_PMD_ORDER + 1];
 	/* and all of them, logged or not: what `mthpd status` calls its last result */
@@ -177,6 +179,15 @@ static inline uint64_t now_usec(void)
 	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
 }
 
+/* The calling thread's CPU time in microseconds: what pace=auto charges. */
+static inline uint64_t thread_cpu_usec(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
+}
+
 
 /* pressure.c */
 /* Is the memory pressure of @proc's own cgroup above psi_threshold? */
@@ -185,6 +196,11 @@ bool pressure_cgroup(const struct daemon *d, const struct mthpd_proc *proc);
 void pressure_check(struct daemon *d);
 /* Between passes: has the pressure that held collapses back ended? */
 bool pressure_ended(struct daemon *d);
+/* pace=auto: opens @proc's cgroup cpu.pressure and memory.pressure into @fd (-1: none, the host's). */
+void pressure_stall_open(const struct daemon *d, const struct mthpd_proc *proc, int fd[2]);
+void pressure_stall_close(int fd[2]);
+/* The service's stall so far (us): the sum of the two "some total"; false if unreadable. */
+bool pressure_stall_read(const struct daemon *d, const int fd[2], uint64_t *total);
 
 /* alloc-hold.c */
 /*

@@ -392,6 +392,13 @@ static void prometheus_body(FILE *f, const struct metrics *m)
 	write_scanned(f, m, "released_pages",
 		      "Pages those splits freed: allocated, mapped nowhere, in no RssAnon.",
 		      offsetof(struct mthpd_counters, released_pages));
+	write_scanned(f, m, "pace_rests",
+		      "pace=auto: rests taken because the service felt the work (it waited for "
+		      "CPU or memory, or faulted while a collapse ran).",
+		      offsetof(struct mthpd_counters, pace_rests));
+	write_scanned(f, m, "pace_rests_fault",
+		      "Of those, after the service faulted while a collapse ran (blocked by it).",
+		      offsetof(struct mthpd_counters, pace_rests_fault));
 	write_gauge(f, m, "processes", "Processes the policy matches (after the last pass).",
 		    offsetof(struct metrics_procs, processes));
 	write_gauge(f, m, "anon_bytes", "Anonymous memory (RssAnon) of the matched processes.",

@@ -171,6 +171,13 @@ static void reason_of(const struct mthpd_sched_proc *p, char *buf, size_t size)
 		ADD("permission_denied");
 	if (p->young_until)
 		ADD("min_age");
+	if (p->pace_auto.level) {
+		char v[32];
+
+		/* pace=auto: the service feels the work, which goes on at this share of a CPU */
+		(void)snprintf(v, sizeof(v), "pace_auto=%u%%", mthpd_pace_auto_share(p->pace_auto.level));
+		ADD(v);
+	}
 #undef ADD
 	if (!buf[0])
 		(void)snprintf(buf, size, "-");

@@ -92,3 +92,68 @@ bool pressure_ended(struct daemon *d)
 {
 	return d->backing_off && !over_threshold(d, read_psi(-1, &d->kif, "pressure/memory"));
 }
+
+/*
+ * pace=auto (lib/pace.h): how long the service waited, as the "some
+ * total=" (us) of its cgroup's cpu.pressure and memory.pressure, or of
+ * the host's where its cgroup has none (the root cgroup, no cgroup2).
+ */
+static bool some_total(const char *buf, uint64_t *total)
+{
+	const char *p = strncmp(buf, "some ", 5) == 0 ? strstr(buf, " total=") : NULL;
+	const char *eol = strchr(buf, '\n');
+	unsigned long long v;
+
+	if (!p || (eol && p > eol) || sscanf(p, " total=%llu", &v) != 1)
+		return false;
+	*total = v;
+	return true;
+}
+
+void pressure_stall_open(const struct daemon *d, const struct mthpd_proc *proc, int fd[2])
+{
+	static const char *const file[2] = {"cpu.pressure", "memory.pressure"};
+	char path[700];
+
+	for (size_t i = 0; i < 2; i++) {
+		fd[i] = -1;
+		if (!d->cgroup_mount[0] || d->cgroup_fd < 0 || strcmp(proc->cgroup, "/") == 0)
+			continue;
+		(void)snprintf(path, sizeof(path), "%s/%s", proc->cgroup + 1, file[i]);
+		fd[i] = openat(d->cgroup_fd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	}
+}
+
+void pressure_stall_close(int fd[2])
+{
+	for (size_t i = 0; i < 2; i++) {
+		if (fd[i] >= 0)
+			(void)close(fd[i]);
+		fd[i] = -1;
+	}
+}
+
+bool pressure_stall_read(const struct daemon *d, const int fd[2], uint64_t *total)
+{
+	static const char *const host[2] = {"pressure/cpu", "pressure/memory"};
+	char buf[256];
+	uint64_t sum = 0, v;
+
+	for (size_t i = 0; i < 2; i++) {
+		ssize_t n = -1;
+
+		if (fd[i] >= 0) {
+			/* a read at offset 0 makes the kernel count again up to now */
+			n = pread(fd[i], buf, sizeof(buf) - 1, 0);
+			if (n >= 0)
+				buf[n] = '\0';
+		} else {
+			n = mthpd_kif_read_proc(&d->kif, host[i], buf, sizeof(buf));
+		}
+		if (n < 0 || !some_total(buf, &v))
+			return false;
+		sum += v;
+	}
+	*total = sum;
+	return true;
+}

@@ -20,6 +20,17 @@
 #include "text.h"
 #include "util.h"
 
+/*
+ * pace=auto: what the service felt so far (lib/pace.h): how long its
+ * cgroup waited for the CPU and memory, and how many page faults it took.
+ */
+static void felt_now(const struct target_ctx *tc, struct mthpd_pace_felt *f)
+{
+	*f = (struct mthpd_pace_felt){0};
+	f->stall_known = pressure_stall_read(tc->d, tc->psi_fd, &f->stall);
+	f->faults_known = mthpd_target_faults(&tc->sp->t, &f->faults) == 0;
+}
+
 static int target_sink(void *userdata, const struct mthpd_target *t,
 		       const struct mthpd_range_scan *s, const struct mthpd_range_plan *p)
 {
@@ -109,7 +120,28 @@ static int target_sink(void *userdata, const struct mthpd_target *t,
 	if (s->pmd_mapped || occupied == 0)
 		occupied = 1;
 	*tc->pages_budget = *tc->pages_budget > occupied ? *tc->pages_budget - occupied : 0;
-	if (tc->acting && tc->policy->pace_percent) {
+	if (tc->acting && tc->policy->pace.autop) {
+		uint64_t now = now_usec();
+
+		/*
+		 * pace=auto: the daemon's CPU time since the last charge and
+		 * how long the service waited (PSI) decide whether the visit
+		 * stops to rest (lib/pace.h); asked at most once a
+		 * millisecond, not for every range already huge.
+		 */
+		if (now - tc->pace_mark >= MTHPD_PACE_SLACK_USEC) {
+			struct mthpd_pace_auto *a = &tc->sp->pace_auto;
+			uint64_t cpu = thread_cpu_usec(), faulted = a->faulted_windows;
+			struct mthpd_pace_felt f;
+
+			felt_now(tc, &f);
+			tc->paced = mthpd_pace_auto_charge(a, &tc->sp->pace_next, now, cpu - tc->cpu_mark, &f) > 0;
+			tc->counters->pace_rests += tc->paced;
+			tc->counters->pace_rests_fault += tc->paced && a->faulted_windows > faulted;
+			tc->pace_mark = now;
+			tc->cpu_mark = cpu;
+		}
+	} else if (tc->acting && tc->policy->pace.percent) {
 		uint64_t now = now_usec();
 
 		/*
@@ -119,7 +151,7 @@ static int target_sink(void *userdata, const struct mthpd_target *t,
 		 * the pace timer brings it back (lib/pace.h).
 		 */
 		tc->paced = mthpd_pace_charge(&tc->sp->pace_next, now, now - tc->pace_mark,
-					      tc->policy->pace_percent) > 0;
+					      tc->policy->pace.percent) > 0;
 		tc->pace_mark = now;
 	}
 	if (*tc->pages_budget == 0 || tc->paced)
@@ -260,7 +292,7 @@ static enum mthpd_hold hold_of(const struct visit_ctx *vc, struct mthpd_sched_pr
 	*in = (struct mthpd_hold_in){
 		.settled = is_settled(vc, p, now),
 		.held_before = p->held,
-		.resting = pol->pace_percent && mthpd_pace_wait(p->pace_next, now) > 0,
+		.resting = mthpd_paced(&pol->pace) && mthpd_pace_wait(p->pace_next, now) > 0,
 		.dry_run = d->cfg->daemon.dry_run || pol->dry_run,
 		.pressure = d->backing_off,
 		.alloc_pause = now < d->no_collapse_until,
@@ -335,13 +367,21 @@ static int pass_ranges(struct daemon *d, struct mthpd_sched_proc *p, const struc
 		 * covers; a paced process gets one range a call, so that a
 		 * call is one short slice of its time, not 32
 		 */
-		.batch = pol->pace_percent ? 1
+		.batch = mthpd_paced(&pol->pace) ? 1
 			 : allowance / MTHPD_PMD_NR >= MTHPD_COLLAPSE_BATCH ? MTHPD_COLLAPSE_BATCH
 			 : allowance / MTHPD_PMD_NR > 0 ? (unsigned int)(allowance / MTHPD_PMD_NR)
 							: 1,
 	};
 
 	tc->pace_mark = now_usec();
+	if (tc->acting && pol->pace.autop) {
+		struct mthpd_pace_felt f;
+
+		pressure_stall_open(d, tc->proc, tc->psi_fd);
+		felt_now(tc, &f);
+		mthpd_pace_auto_start(&p->pace_auto, tc->pace_mark, &f);
+		tc->cpu_mark = thread_cpu_usec();
+	}
 	if (o.start == 0) {
 		p->cov.sweep_huge = 0;
 		p->cov.sweep_partial = 0;
@@ -446,6 +486,7 @@ int visit_process(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance
 		.policy = pol,
 		.pages_budget = &budget,
 		.sp = p,
+		.psi_fd = {-1, -1},
 	};
 	int r;
 
@@ -498,6 +539,7 @@ int visit_process(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance
 	faults_known = mthpd_target_faults(&p->t, &faults) == 0;
 	from_start = p->resume == 0;
 	r = pass_ranges(d, p, pol, bytes_left, allowance, &tc, &st);
+	pressure_stall_close(tc.psi_fd);
 	if (r == -ENOSPC) {
 		/*
 		 * A huge page could not be allocated: the pass stopped after

@@ -72,4 +72,6 @@ void mthpd_account_add(struct mthpd_counters *into, const struct mthpd_counters 
 	into->scanned_pages += from->scanned_pages;
 	into->split_folios += from->split_folios;
 	into->released_pages += from->released_pages;
+	into->pace_rests += from->pace_rests;
+	into->pace_rests_fault += from->pace_rests_fault;
 }

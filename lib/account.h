@@ -30,6 +30,9 @@ struct mthpd_counters {
 	/* 2M folios mapped in part that mthpd split, and the pages that freed */
 	unsigned long split_folios;
 	unsigned long released_pages;
+	/* pace=auto: rests because the service felt the work (lib/pace.h), and of them after a fault */
+	unsigned long pace_rests;
+	unsigned long pace_rests_fault;
 };
 
 /* Adds one range's plan (and, when @acted, its results) to @c. */

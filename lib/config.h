@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pace.h"
 #include "plan.h"
 
 /* A directory holds at most this many policy files. */
@@ -29,8 +30,8 @@ struct mthpd_policy {
 	bool dry_run;
 	struct mthpd_knobs knobs;
 	uint64_t max_bytes_per_pass; /* budget of collapsed bytes per pass; 0: none */
-	/* pace=: share of wall time (%) mthpd may work on one of its processes; 0: no limit */
-	unsigned int pace_percent;
+	/* pace=: a share of wall time (%) mthpd may work on one of its processes, or auto */
+	struct mthpd_pace_conf pace;
 	/* split_partial=: split 2M folios its processes map in part (default yes) */
 	bool split_partial;
 	/*

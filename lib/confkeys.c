@@ -253,7 +253,7 @@ static int parse_sizes(const char *v, void *field, char *why, size_t n)
 static int parse_pace(const char *v, void *field, char *why, size_t n)
 {
 	if (mthpd_pace_parse(v, field) < 0) {
-		(void)snprintf(why, n, "'%s' is not no, yes or a percentage from 1%% to 100%%", v);
+		(void)snprintf(why, n, "'%s' is not no, yes, auto or a percentage from 1%% to 100%%", v);
 		return -EINVAL;
 	}
 	return 0;
@@ -282,7 +282,7 @@ const struct mthpd_confkey mthpd_confkeys[] = {
 	P("max_ptes_swap", parse_ptes, knobs.max_ptes_swap),
 	P("max_ptes_shared", parse_ptes, knobs.max_ptes_shared),
 	P("max_bytes_per_pass", parse_bytes, max_bytes_per_pass),
-	P("pace", parse_pace, pace_percent),
+	P("pace", parse_pace, pace),
 	P("split_partial", parse_bool, split_partial),
 	P("min_age", parse_seconds, min_age_sec),
 };

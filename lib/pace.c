@@ -27,18 +27,22 @@ uint64_t mthpd_pace_wait(uint64_t next, uint64_t now)
 	return next > now + MTHPD_PACE_SLACK_USEC ? next - now : 0;
 }
 
-int mthpd_pace_parse(const char *v, unsigned int *ret)
+int mthpd_pace_parse(const char *v, struct mthpd_pace_conf *ret)
 {
 	char num[8];
 	size_t len = strlen(v);
 	unsigned int pct;
 
 	if (strcasecmp(v, "no") == 0) {
-		*ret = 0;
+		*ret = (struct mthpd_pace_conf){0};
 		return 0;
 	}
 	if (strcasecmp(v, "yes") == 0) {
-		*ret = MTHPD_PACE_DEFAULT_PERCENT;
+		*ret = (struct mthpd_pace_conf){.percent = MTHPD_PACE_DEFAULT_PERCENT};
+		return 0;
+	}
+	if (strcasecmp(v, "auto") == 0) {
+		*ret = (struct mthpd_pace_conf){.autop = true};
 		return 0;
 	}
 	if (len > 0 && v[len - 1] == '%')
@@ -50,6 +54,75 @@ int mthpd_pace_parse(const char *v, unsigned int *ret)
 	if (mthpd_parse_uint(num, 100, &pct) < 0 || pct == 0)
 		return -EINVAL;
 	/* 100%: all the time, which is what not pacing does */
-	*ret = pct == 100 ? 0 : pct;
+	*ret = (struct mthpd_pace_conf){.percent = pct == 100 ? 0 : pct};
 	return 0;
+}
+
+unsigned int mthpd_pace_auto_share(unsigned int level)
+{
+	static const unsigned int share[MTHPD_PACE_AUTO_MAX_LEVEL + 1] = {
+		100, MTHPD_PACE_DEFAULT_PERCENT, MTHPD_PACE_DEFAULT_PERCENT / 2, 2, 1};
+
+	return share[level < MTHPD_PACE_AUTO_MAX_LEVEL ? level : MTHPD_PACE_AUTO_MAX_LEVEL];
+}
+
+void mthpd_pace_auto_start(struct mthpd_pace_auto *a, uint64_t now, const struct mthpd_pace_felt *f)
+{
+	a->start = now;
+	a->cpu = 0;
+	a->mark = *f;
+}
+
+uint64_t mthpd_pace_auto_charge(struct mthpd_pace_auto *a, uint64_t *next, uint64_t now,
+				uint64_t cpu_usec, const struct mthpd_pace_felt *f)
+{
+	uint64_t wall = now > a->start ? now - a->start : 0;
+	bool stall_known = f->stall_known && a->mark.stall_known;
+	bool faults_known = f->faults_known && a->mark.faults_known;
+	uint64_t waited, rest, share;
+	bool faulted, felt;
+
+	a->cpu += cpu_usec;
+	/* a total that went back (another cgroup of the same name) says nothing */
+	waited = stall_known && f->stall >= a->mark.stall ? f->stall - a->mark.stall : 0;
+	faulted = faults_known && f->faults > a->mark.faults;
+	/*
+	 * The window goes on until it is long enough to judge, unless the
+	 * service faulted or already waited more than a whole window allows.
+	 */
+	if (wall < MTHPD_PACE_AUTO_WINDOW_USEC && !faulted &&
+	    (!stall_known || waited * 100 <= MTHPD_PACE_AUTO_WINDOW_USEC * MTHPD_PACE_AUTO_STALL_PERCENT)) {
+		*next = now;
+		return 0;
+	}
+	felt = !stall_known || faulted || waited * 100 > wall * MTHPD_PACE_AUTO_STALL_PERCENT;
+	if (!felt) {
+		if (a->level > 0)
+			a->level--;
+		rest = 0;
+	} else {
+		/* unknown: the first share, not less and less as if it felt more */
+		if (!stall_known && !faulted)
+			a->level = 1;
+		else if (a->level < MTHPD_PACE_AUTO_MAX_LEVEL)
+			a->level++;
+		a->felt_windows++;
+		a->faulted_windows += faulted;
+		share = mthpd_pace_auto_share(a->level);
+		/* at most an hour of CPU per window: no product can wrap */
+		rest = (a->cpu < 3600ULL * 1000000ULL ? a->cpu : 3600ULL * 1000000ULL) * (100 - share) / share;
+		if (rest > MTHPD_PACE_AUTO_MAX_REST_USEC)
+			rest = MTHPD_PACE_AUTO_MAX_REST_USEC;
+		/* a rest shorter than a timer's wake-up is not taken */
+		if (rest <= MTHPD_PACE_SLACK_USEC)
+			rest = 0;
+	}
+	/*
+	 * The next window begins here; after a rest, the visit that goes on
+	 * begins it again when the rest is over (what the service felt
+	 * during the rest is not the daemon's doing).
+	 */
+	*next = now + rest;
+	mthpd_pace_auto_start(a, now, f);
+	return rest;
 }

@@ -15,6 +15,7 @@
 #ifndef MTHPD_PACE_H
 #define MTHPD_PACE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* What `pace=yes` means: the share measured on Redis (bench/redis, bench/README.md). */
@@ -37,11 +38,87 @@ uint64_t mthpd_pace_charge(uint64_t *next, uint64_t now, uint64_t work_usec, uns
 /* How long from @now a process whose clock is at @next must still rest (0: none). */
 uint64_t mthpd_pace_wait(uint64_t next, uint64_t now);
 
+/* A policy's pace=. */
+struct mthpd_pace_conf {
+	unsigned int percent; /* share of wall time, 1..99; 0: not paced (and for auto) */
+	bool autop;           /* pace=auto: by the service's CPU and memory stalls */
+};
+
+/* Whether a policy's processes are paced at all: one range per call, rests. */
+static inline bool mthpd_paced(const struct mthpd_pace_conf *c)
+{
+	return c->autop || c->percent;
+}
+
 /*
- * Parses a `pace=` value: "no" (0: not paced), "yes" (the default
- * percent), or a percentage "1%".."99%" (the '%' may be left out).
- * Returns 0, or -EINVAL.
+ * Parses a `pace=` value: "no" (not paced), "yes" (the default percent),
+ * "auto", or a percentage "1%".."99%" (the '%' may be left out).
+ * Returns 0, or -EINVAL (and *ret is untouched).
  */
-int mthpd_pace_parse(const char *v, unsigned int *ret);
+int mthpd_pace_parse(const char *v, struct mthpd_pace_conf *ret);
+
+/*
+ * pace=auto: as fast as unpaced while the service does not feel it, gentle
+ * while it does.  It feels the daemon in two ways:
+ *
+ * - it waits for the CPU or for memory: the growth of the "some total"
+ *   (us) of its cgroup's cpu.pressure and memory.pressure (PSI), the time
+ *   at least one of its tasks was runnable and not running, or stalled on
+ *   memory (the host's, where its cgroup has none);
+ * - it is blocked by a collapse: while the kernel copies a 2 MiB range,
+ *   the range is unmapped and the VMA locked, and a thread of the service
+ *   that touches the VMA's memory faults and sleeps until the copy is done
+ *   (lock_mm_and_find_vma).  A settled service faults seldom on its own,
+ *   so any fault it took during the daemon's work counts as one.
+ *
+ * The daemon's cost is its own CPU time (the collapse's copy runs in its
+ * context), not wall time, so that a busy host does not stretch the rests
+ * as it stretches a share of wall time.
+ *
+ * The work is judged in windows of MTHPD_PACE_AUTO_WINDOW_USEC: a window
+ * in which the service faulted, or waited more than
+ * MTHPD_PACE_AUTO_STALL_PERCENT of it, ends at once in a rest that keeps
+ * the daemon's CPU time at the level's share of the window and rest
+ * together; each such window in a row takes the next level (10%, 5%, 2%,
+ * 1%).  A window in which it felt nothing ends in no rest and goes one
+ * level back up, to full speed.  Where the service's wait cannot be read,
+ * every window ends in the first share's rest.
+ */
+#define MTHPD_PACE_AUTO_WINDOW_USEC 10000ULL
+#define MTHPD_PACE_AUTO_STALL_PERCENT 10U
+#define MTHPD_PACE_AUTO_MAX_LEVEL 4U /* 10%, 5%, 2%, 1% */
+/* no rest longer than this: the service is asked again at least this often */
+#define MTHPD_PACE_AUTO_MAX_REST_USEC 2000000ULL
+
+/* What the service felt so far, as totals since some start. */
+struct mthpd_pace_felt {
+	uint64_t stall;  /* PSI "some total" of cpu and memory, us */
+	uint64_t faults; /* its page faults, minor and major */
+	bool stall_known, faults_known;
+};
+
+struct mthpd_pace_auto {
+	uint64_t start;             /* monotonic us the window began */
+	uint64_t cpu;               /* the daemon's CPU us spent on the process in it */
+	struct mthpd_pace_felt mark; /* the totals at its start */
+	unsigned int level;         /* 0: full speed; 1..MAX: the share it is at */
+	uint64_t felt_windows;      /* windows that ended in a rest, ever */
+	uint64_t faulted_windows;   /* of those, ended by a fault of the service */
+};
+
+/* The CPU share (%) a process gets at @level (0: all it takes). */
+unsigned int mthpd_pace_auto_share(unsigned int level);
+
+/* A window begins at @now with what the service felt so far. */
+void mthpd_pace_auto_start(struct mthpd_pace_auto *a, uint64_t now, const struct mthpd_pace_felt *f);
+
+/*
+ * Charges a slice of work that cost @cpu_usec of the daemon's CPU and
+ * ended at @now, with what the service felt so far @f (a total that is
+ * unknown now or was at the window's start counts as unknown).  Returns
+ * the rest from @now (0: go on) and sets *@next to its end.
+ */
+uint64_t mthpd_pace_auto_charge(struct mthpd_pace_auto *a, uint64_t *next, uint64_t now,
+				uint64_t cpu_usec, const struct mthpd_pace_felt *f);
 
 #endif

@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "pace.h"
 #include "target.h"
 
 struct mthpd_sched_proc {
@@ -68,6 +69,8 @@ struct mthpd_sched_proc {
 	 */
 	uint64_t pace_next, pace_allowance;
 	bool pace_waiting;
+	/* pace=auto: its window and how long in a row its service waited */
+	struct mthpd_pace_auto pace_auto;
 	/*
 	 * What `mthpd status` and the metrics show of it, kept by the daemon:
 	 * how much of its memory is in PMD-mapped THPs (counted range by range

@@ -91,11 +91,11 @@ static const struct {
 	{"bad budget", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Policy]\nmax_bytes_per_pass=lots\n",
 	 "policy.d/10-a.conf:4: max_bytes_per_pass=: 'lots' is not a size (bytes, or with K, M, G, T; 0 for none)"},
 	{"bad pace", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Policy]\npace=0%\n",
-	 "policy.d/10-a.conf:4: pace=: '0%' is not no, yes or a percentage from 1% to 100%"},
+	 "policy.d/10-a.conf:4: pace=: '0%' is not no, yes, auto or a percentage from 1% to 100%"},
 	{"pace over 100%", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Policy]\npace=150%\n",
-	 "policy.d/10-a.conf:4: pace=: '150%' is not no, yes or a percentage from 1% to 100%"},
+	 "policy.d/10-a.conf:4: pace=: '150%' is not no, yes, auto or a percentage from 1% to 100%"},
 	{"pace as a duration", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Policy]\npace=100ms\n",
-	 "policy.d/10-a.conf:4: pace=: '100ms' is not no, yes or a percentage from 1% to 100%"},
+	 "policy.d/10-a.conf:4: pace=: '100ms' is not no, yes, auto or a percentage from 1% to 100%"},
 	{"bad split_partial", "policy.d/10-a.conf", "[Match]\ncomm=a\n[Policy]\nsplit_partial=later\n",
 	 "policy.d/10-a.conf:4: split_partial=: 'later' is not a boolean (yes or no)"},
 	{"split_partial in [Daemon]", "mthpd.conf", "[Daemon]\nsplit_partial=no\n",
@@ -340,9 +340,10 @@ int main(void)
 		TEST_ASSERT_EQ(c->policies[1].knobs.max_ptes_swap, 64); /* from the defaults */
 		TEST_ASSERT_EQ(c->policies[2].knobs.orders, 1U << 9);  /* sizes default: 2M */
 		/* pace=yes is the default share; not paced unless asked */
-		TEST_ASSERT_EQ(c->policies[1].pace_percent, MTHPD_PACE_DEFAULT_PERCENT);
-		TEST_ASSERT_EQ(c->policies[0].pace_percent, 0);
-		TEST_ASSERT_EQ(c->policies[2].pace_percent, 0);
+		TEST_ASSERT_EQ(c->policies[1].pace.percent, MTHPD_PACE_DEFAULT_PERCENT);
+		TEST_ASSERT(!c->policies[1].pace.autop);
+		TEST_ASSERT_EQ(c->policies[0].pace.percent, 0);
+		TEST_ASSERT_EQ(c->policies[2].pace.percent, 0);
 		/* split_partial: yes unless a policy says no */
 		TEST_ASSERT_EQ(c->policies[1].split_partial, false);
 		TEST_ASSERT_EQ(c->policies[0].split_partial, true);

@@ -99,7 +99,7 @@ static const struct {
 	 "'-1' is not a size (bytes, or with K, M, G, T; 0 for none)"},
 	{P, "Policy", "pace", "yes", 4, MTHPD_PACE_DEFAULT_PERCENT, NULL},
 	{P, "Policy", "pace", "no", 4, 0, NULL},
-	{P, "Policy", "pace", "0%", 0, 0, "'0%' is not no, yes or a percentage from 1% to 100%"},
+	{P, "Policy", "pace", "0%", 0, 0, "'0%' is not no, yes, auto or a percentage from 1% to 100%"},
 	{P, "Policy", "min_age", "86400", 4, 86400, NULL},
 	{P, "Policy", "min_age", "86401", 0, 0, "'86401' is not a number of seconds from 0 to 86400"},
 };

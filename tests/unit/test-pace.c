@@ -99,15 +99,149 @@ static void test_parse(void)
 		{"", -EINVAL, 0},      {"10%%", -EINVAL, 0}, {"-5%", -EINVAL, 0},
 		{" 10%", -EINVAL, 0},  {"10 %", -EINVAL, 0}, {"1e1%", -EINVAL, 0},
 		{"0000010%", 0, 10}, {"000000010%", -EINVAL, 0}, {"4294967306%", -EINVAL, 0}, {"true", -EINVAL, 0},
+		{"auto", 0, 0},        {"AUTO", 0, 0},   {"auto%", -EINVAL, 0}, {"autos", -EINVAL, 0},
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
-		unsigned int pct = 12345;
+		struct mthpd_pace_conf c = {.percent = 12345, .autop = true};
+		bool autop = t[i].v[0] == 'a' || t[i].v[0] == 'A';
 
 		test_case = t[i].v;
-		TEST_ASSERT_EQ(mthpd_pace_parse(t[i].v, &pct), t[i].r);
-		TEST_ASSERT_EQ(pct, t[i].r == 0 ? t[i].pct : 12345);
+		TEST_ASSERT_EQ(mthpd_pace_parse(t[i].v, &c), t[i].r);
+		TEST_ASSERT_EQ(c.percent, t[i].r == 0 ? t[i].pct : 12345);
+		TEST_ASSERT_EQ(c.autop, t[i].r == 0 ? autop : true);
+		TEST_ASSERT_EQ(mthpd_paced(&c), t[i].r != 0 || autop || t[i].pct != 0);
 	}
+	test_case = NULL;
+}
+
+/* What the service felt: @stall us of PSI, @faults page faults. */
+static struct mthpd_pace_felt felt(uint64_t stall, uint64_t faults)
+{
+	return (struct mthpd_pace_felt){.stall = stall, .faults = faults, .stall_known = true, .faults_known = true};
+}
+
+/*
+ * pace=auto: a service that feels nothing gets no rest at all; one that
+ * waits or faults in every window gets 10%, 5%, 2%, then 1% of the CPU,
+ * counted in the daemon's CPU time whatever the wall time; once it feels
+ * nothing, a level back up per window, to full speed.
+ */
+static void test_auto(void)
+{
+	struct mthpd_pace_auto a = {0};
+	struct mthpd_pace_felt f = felt(5000, 100), unknown = {0};
+	uint64_t next = 0, now = 1000000, rest;
+
+	test_case = "quiet: no rest, window after window";
+	mthpd_pace_auto_start(&a, now, &f);
+	for (int i = 0; i < 100; i++) {
+		now += 1000;
+		f.stall += 50; /* 5%: under the threshold */
+		TEST_ASSERT_EQ(mthpd_pace_auto_charge(&a, &next, now, 900, &f), 0);
+		TEST_ASSERT_EQ(next, now);
+	}
+	TEST_ASSERT_EQ(a.level, 0);
+	TEST_ASSERT_EQ(a.felt_windows, 0);
+
+	test_case = "a window shorter than 10 ms is not judged on its wait";
+	mthpd_pace_auto_start(&a, now, &f);
+	now += 9000;
+	f.stall += 900; /* 10% of 9 ms, within what a whole window allows: 1 ms */
+	TEST_ASSERT_EQ(mthpd_pace_auto_charge(&a, &next, now, 9000, &f), 0);
+	TEST_ASSERT_EQ(a.level, 0);
+
+	test_case = "the service waited: 10% of the CPU, 9 times the CPU spent as rest";
+	mthpd_pace_auto_start(&a, now, &f);
+	now += 10000;
+	f.stall += 2000; /* 20% of the window */
+	rest = mthpd_pace_auto_charge(&a, &next, now, 8000, &f);
+	TEST_ASSERT_EQ(rest, 72000);
+	TEST_ASSERT_EQ(next, now + 72000);
+	TEST_ASSERT_EQ(a.level, 1);
+
+	test_case = "counted in CPU time: a slow window (busy host) rests by its CPU, not its length";
+	now += rest;
+	mthpd_pace_auto_start(&a, now, &f);
+	now += 40000;
+	f.stall += 30000;
+	rest = mthpd_pace_auto_charge(&a, &next, now, 4000, &f);
+	TEST_ASSERT_EQ(rest, 4000 * 95 / 5); /* second in a row: 5% */
+	TEST_ASSERT_EQ(a.level, 2);
+
+	test_case = "a fault of the service ends the window at once: it was blocked by a collapse";
+	now += rest;
+	mthpd_pace_auto_start(&a, now, &f);
+	now += 2000;
+	f.faults++;
+	rest = mthpd_pace_auto_charge(&a, &next, now, 2000, &f);
+	TEST_ASSERT_EQ(rest, 2000 * 98 / 2); /* third: 2% */
+	TEST_ASSERT_EQ(a.faulted_windows, 1);
+
+	test_case = "feeling goes on: 1% and no lower";
+	for (int i = 0; i < 2; i++) {
+		now += rest;
+		mthpd_pace_auto_start(&a, now, &f);
+		now += 10000;
+		f.stall += 9000;
+		rest = mthpd_pace_auto_charge(&a, &next, now, 10000, &f);
+		TEST_ASSERT_EQ(rest, 990000);
+	}
+	TEST_ASSERT_EQ(a.level, MTHPD_PACE_AUTO_MAX_LEVEL);
+	TEST_ASSERT_EQ(a.felt_windows, 5);
+
+	test_case = "no rest longer than 2 s";
+	mthpd_pace_auto_start(&a, now, &f);
+	now += 100000;
+	f.stall += 90000;
+	TEST_ASSERT_EQ(mthpd_pace_auto_charge(&a, &next, now, 100000, &f), MTHPD_PACE_AUTO_MAX_REST_USEC);
+
+	test_case = "it feels nothing: no rest, and one level back up per window";
+	for (unsigned int want = MTHPD_PACE_AUTO_MAX_LEVEL; want-- > 0;) {
+		mthpd_pace_auto_start(&a, now, &f);
+		now += 10000;
+		TEST_ASSERT_EQ(mthpd_pace_auto_charge(&a, &next, now, 10000, &f), 0);
+		TEST_ASSERT_EQ(a.level, want);
+	}
+
+	test_case = "a long wait in a short window ends it at once";
+	mthpd_pace_auto_start(&a, now, &f);
+	now += 2000;
+	f.stall += 1500; /* more than 10% of a whole 10 ms window */
+	TEST_ASSERT_EQ(mthpd_pace_auto_charge(&a, &next, now, 2000, &f), 18000);
+
+	test_case = "unreadable: every whole window ends in the first share's rest";
+	a = (struct mthpd_pace_auto){.level = 3};
+	mthpd_pace_auto_start(&a, now, &unknown);
+	now += 5000;
+	TEST_ASSERT_EQ(mthpd_pace_auto_charge(&a, &next, now, 5000, &f), 0);
+	now += 5000;
+	TEST_ASSERT_EQ(mthpd_pace_auto_charge(&a, &next, now, 5000, &f), 90000);
+	TEST_ASSERT_EQ(a.level, 1);
+	mthpd_pace_auto_start(&a, now, &f);
+	now += 10000;
+	TEST_ASSERT_EQ(mthpd_pace_auto_charge(&a, &next, now, 10000, &unknown), 90000);
+	TEST_ASSERT_EQ(a.level, 1);
+
+	test_case = "a total that goes back says nothing; a rest within the slack is not taken";
+	a = (struct mthpd_pace_auto){0};
+	mthpd_pace_auto_start(&a, now, &f);
+	now += 10000;
+	f.stall -= 4000;
+	f.faults -= 1;
+	TEST_ASSERT_EQ(mthpd_pace_auto_charge(&a, &next, now, 100, &f), 0);
+	TEST_ASSERT_EQ(a.level, 0);
+	mthpd_pace_auto_start(&a, now, &f);
+	now += 10000;
+	f.stall += 5000;
+	TEST_ASSERT_EQ(mthpd_pace_auto_charge(&a, &next, now, 100, &f), 0); /* 900 us */
+	TEST_ASSERT_EQ(a.level, 1);
+	TEST_ASSERT_EQ(next, now);
+
+	test_case = "shares";
+	TEST_ASSERT_EQ(mthpd_pace_auto_share(0), 100);
+	TEST_ASSERT_EQ(mthpd_pace_auto_share(1), MTHPD_PACE_DEFAULT_PERCENT);
+	TEST_ASSERT_EQ(mthpd_pace_auto_share(99), 1);
 	test_case = NULL;
 }
 
@@ -116,5 +250,6 @@ int main(void)
 	test_duty_cycle();
 	test_charge();
 	test_parse();
+	test_auto();
 	return test_finish();
 }
