@@ -381,6 +381,8 @@ static int pass_ranges(struct daemon *d, struct mthpd_sched_proc *p, const struc
 		felt_now(tc, &f);
 		mthpd_pace_auto_start(&p->pace_auto, tc->pace_mark, &f);
 		tc->cpu_mark = thread_cpu_usec();
+	} else if (!pol->pace.autop) {
+		p->pace_auto.level = 0; /* its policy changed: no share to show */
 	}
 	if (o.start == 0) {
 		p->cov.sweep_huge = 0;

@@ -13,6 +13,12 @@
  *   workload --thp-disabled PATTERN...
  *                           the same, after prctl(PR_SET_THP_DISABLE), as
  *                           MariaDB and Redis do to themselves
+ *   workload --touch PATTERN...
+ *                           the same, with a thread that reads every page
+ *                           of the "full" ranges, over and over, as a busy
+ *                           service does: it takes no fault unless a
+ *                           range is being collapsed (unmapped while the
+ *                           kernel copies it), and then waits for the copy
  *   workload --comm NAME PATTERN...
  *                           the same, named NAME (prctl(PR_SET_NAME), which
  *                           any process may do, control bytes and all); goes
@@ -62,6 +68,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -356,12 +363,33 @@ static void __attribute__((noreturn)) sibling(pid_t parent, int sfd)
 		(void)pause(); /* every catchable signal is blocked: only SIGKILL ends it */
 }
 
+/* --touch: what the reading thread reads. */
+struct touch {
+	const char *base;
+	unsigned int nr;
+	const enum pattern *pats;
+};
+
+static void *toucher(void *arg)
+{
+	const struct touch *t = arg;
+
+	for (;;)
+		for (unsigned int r = 0; r < t->nr; r++)
+			for (unsigned int pg = 0; pg < RANGE_PAGES && t->pats[r] == PAT_FULL; pg++)
+				(void)*(const volatile char *)(t->base + (size_t)r * RANGE_SIZE +
+							       (size_t)pg * PAGE_SIZE);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	enum pattern *pats;
 	unsigned int nr;
 	pid_t child = -1;
-	bool any_cow = false;
+	bool any_cow = false, touch = false;
+	struct touch tt;
+	pthread_t tid;
 	sigset_t mask;
 	char *base;
 	int sfd;
@@ -384,6 +412,12 @@ int main(int argc, char **argv)
 			perror("workload: PR_SET_THP_DISABLE");
 			return 1;
 		}
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
+	if (argc >= 2 && strcmp(argv[1], "--touch") == 0) {
+		touch = true;
 		argv[1] = argv[0];
 		argv++;
 		argc--;
@@ -478,6 +512,11 @@ int main(int argc, char **argv)
 		}
 	}
 
+	tt = (struct touch){.base = base, .nr = nr, .pats = pats};
+	if (touch && pthread_create(&tid, NULL, toucher, &tt) != 0) {
+		fprintf(stderr, "workload: cannot start the reading thread\n");
+		return 1;
+	}
 	printf("{\"pid\":%d,\"base\":\"%p\",\"ranges\":%u}\n", (int)getpid(), (void *)base, nr);
 	(void)fflush(stdout);
 
