@@ -199,8 +199,11 @@ bool pressure_ended(struct daemon *d);
 /* pace=auto: opens @proc's cgroup cpu.pressure and memory.pressure into @fd (-1: none, the host's). */
 void pressure_stall_open(const struct daemon *d, const struct mthpd_proc *proc, int fd[2]);
 void pressure_stall_close(int fd[2]);
-/* The service's stall so far (us): the sum of the two "some total"; false if unreadable. */
-bool pressure_stall_read(const struct daemon *d, const int fd[2], uint64_t *total);
+/*
+ * The service's stall so far (us): the sum of the two "some total", or
+ * without PSI process @pid's main thread's run-queue wait; false if unreadable.
+ */
+bool pressure_stall_read(const struct daemon *d, const int fd[2], pid_t pid, uint64_t *total);
 
 /* alloc-hold.c */
 /*

@@ -96,7 +96,8 @@ bool pressure_ended(struct daemon *d)
 /*
  * pace=auto (lib/pace.h): how long the service waited, as the "some
  * total=" (us) of its cgroup's cpu.pressure and memory.pressure, or of
- * the host's where its cgroup has none (the root cgroup, no cgroup2).
+ * the host's where its cgroup has none (the root cgroup, no cgroup2), or
+ * its main thread's wait for the CPU where the kernel has no PSI.
  */
 static bool some_total(const char *buf, uint64_t *total)
 {
@@ -133,7 +134,25 @@ void pressure_stall_close(int fd[2])
 	}
 }
 
-bool pressure_stall_read(const struct daemon *d, const int fd[2], uint64_t *total)
+/*
+ * Without PSI (a kernel built with CONFIG_PSI_DEFAULT_DISABLED, as
+ * Debian's, booted without psi=1): the time the process's main thread
+ * waited on a run queue, /proc/PID/schedstat's second field (ns).
+ */
+static bool run_delay(const struct daemon *d, pid_t pid, uint64_t *total)
+{
+	char path[32], buf[128];
+	unsigned long long run, wait;
+
+	(void)snprintf(path, sizeof(path), "%d/schedstat", (int)pid);
+	if (mthpd_kif_read_proc(&d->kif, path, buf, sizeof(buf)) < 0 ||
+	    sscanf(buf, "%llu %llu", &run, &wait) != 2)
+		return false;
+	*total = wait / 1000;
+	return true;
+}
+
+bool pressure_stall_read(const struct daemon *d, const int fd[2], pid_t pid, uint64_t *total)
 {
 	static const char *const host[2] = {"pressure/cpu", "pressure/memory"};
 	char buf[256];
@@ -151,7 +170,7 @@ bool pressure_stall_read(const struct daemon *d, const int fd[2], uint64_t *tota
 			n = mthpd_kif_read_proc(&d->kif, host[i], buf, sizeof(buf));
 		}
 		if (n < 0 || !some_total(buf, &v))
-			return false;
+			return run_delay(d, pid, total);
 		sum += v;
 	}
 	*total = sum;

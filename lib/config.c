@@ -23,7 +23,8 @@
 static struct mthpd_policy policy_defaults(const struct mthpd_knobs *defaults)
 {
 	return (struct mthpd_policy){.enabled = true, .split_partial = true, .knobs = *defaults,
-				     .min_age_sec = MTHPD_MIN_AGE_DEFAULT_SEC};
+				     .min_age_sec = MTHPD_MIN_AGE_DEFAULT_SEC,
+				     .pace = {.autop = true}};
 }
 
 static void policy_done(struct mthpd_policy *pol)

@@ -339,11 +339,12 @@ int main(void)
 		TEST_ASSERT_EQ(c->policies[1].knobs.max_ptes_none, 0);
 		TEST_ASSERT_EQ(c->policies[1].knobs.max_ptes_swap, 64); /* from the defaults */
 		TEST_ASSERT_EQ(c->policies[2].knobs.orders, 1U << 9);  /* sizes default: 2M */
-		/* pace=yes is the default share; not paced unless asked */
+		/* pace=yes is the default share; pace=auto unless a policy says otherwise */
 		TEST_ASSERT_EQ(c->policies[1].pace.percent, MTHPD_PACE_DEFAULT_PERCENT);
 		TEST_ASSERT(!c->policies[1].pace.autop);
 		TEST_ASSERT_EQ(c->policies[0].pace.percent, 0);
-		TEST_ASSERT_EQ(c->policies[2].pace.percent, 0);
+		TEST_ASSERT(c->policies[0].pace.autop);
+		TEST_ASSERT(c->policies[2].pace.autop);
 		/* split_partial: yes unless a policy says no */
 		TEST_ASSERT_EQ(c->policies[1].split_partial, false);
 		TEST_ASSERT_EQ(c->policies[0].split_partial, true);
