@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * random-access MIB SECONDS: what huge pages give random access on this
- * host, outside any runtime: bench/jvm's floor and ceiling without the JVM.
+ * random-access MIB SECONDS [STRIDE]: what huge pages give random access
+ * on this host, outside any runtime: bench/jvm's floor and ceiling without
+ * the JVM.
  *
  * Twice, one mapping after the other: MIB MiB of anonymous memory aligned
  * to 2 MiB, advised MADV_NOHUGEPAGE (4K pages) then MADV_HUGEPAGE (huge
  * from the first fault where THP enabled is madvise or always), filled one
  * u64 at a time, then looked up for SECONDS seconds the way
  * bench/Lookup.java does: four dependent chains, each slot chosen from the
- * value the chain's previous lookup found.  Prints one line per mapping:
+ * value the chain's previous lookup found.  With STRIDE (slots of 8
+ * bytes), only every STRIDE-th slot is looked up: 512 is one slot per 4 KiB
+ * page, so that the data looked up (MIB / 64 MiB of cache lines) fits the
+ * caches and what is left is the translation, the TLB's part alone.
+ * Prints one line per mapping:
  *
- *   random-access 4k mib=M huge_kb=H lookups_per_s=N
- *   random-access huge mib=M huge_kb=H lookups_per_s=N
+ *   random-access 4k mib=M huge_kb=H lookups_per_s=N stride=S x=X
+ *   random-access huge mib=M huge_kb=H lookups_per_s=N stride=S x=X
  *
  * H is the process's AnonHugePages (smaps_rollup) once the mapping is
  * filled, so that a ceiling that did not get huge pages is seen.  Where a
@@ -71,9 +76,9 @@ static uint64_t anon_huge_kb(void)
 }
 
 /* One mapping, advised ADVICE; prints its line.  Returns 0, or -1 with a message. */
-static int one(const char *name, int advice, uint64_t mib, double seconds)
+static int one(const char *name, int advice, uint64_t mib, double seconds, uint64_t stride)
 {
-	uint64_t n = mib * (1ULL << 20) / 8, k0 = 1, k1 = 2, k2 = 3, k3 = 4, done = 0, huge;
+	uint64_t n = mib * (1ULL << 20) / 8, m = n / stride, k0 = 1, k1 = 2, k2 = 3, k3 = 4, done = 0, huge;
 	size_t len = (size_t)(mib << 20) + HPAGE;
 	uint64_t *t;
 	char *map;
@@ -97,17 +102,17 @@ static int one(const char *name, int advice, uint64_t mib, double seconds)
 	t0 = now();
 	do {
 		for (int i = 0; i < BATCH; i++) {
-			k0 = mix(k0 + t[slot(k0, n)]);
-			k1 = mix(k1 + t[slot(k1, n)]);
-			k2 = mix(k2 + t[slot(k2, n)]);
-			k3 = mix(k3 + t[slot(k3, n)]);
+			k0 = mix(k0 + t[slot(k0, m) * stride]);
+			k1 = mix(k1 + t[slot(k1, m) * stride]);
+			k2 = mix(k2 + t[slot(k2, m) * stride]);
+			k3 = mix(k3 + t[slot(k3, m) * stride]);
 		}
 		done += 4 * BATCH;
 		t1 = now();
 	} while (t1 - t0 < seconds);
 	/* the chains' keys are printed (as one bit) so that no lookup is dead code */
-	printf("random-access %s mib=%" PRIu64 " huge_kb=%" PRIu64 " lookups_per_s=%.0f x=%u\n", name,
-	       mib, huge, (double)done / (t1 - t0), (unsigned)((k0 ^ k1 ^ k2 ^ k3) & 1));
+	printf("random-access %s mib=%" PRIu64 " huge_kb=%" PRIu64 " lookups_per_s=%.0f stride=%" PRIu64 " x=%u\n",
+	       name, mib, huge, (double)done / (t1 - t0), stride, (unsigned)((k0 ^ k1 ^ k2 ^ k3) & 1));
 	(void)fflush(stdout);
 	(void)munmap(map, len);
 	return 0;
@@ -117,10 +122,11 @@ int main(int argc, char **argv)
 {
 	char *end;
 	unsigned long long mib;
+	unsigned long long stride = 1;
 	double seconds;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: random-access MIB SECONDS\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: random-access MIB SECONDS [STRIDE]\n");
 		return 1;
 	}
 	errno = 0;
@@ -134,7 +140,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "random-access: SECONDS '%s' is not a number from 0 to 3600\n", argv[2]);
 		return 1;
 	}
-	if (one("4k", MADV_NOHUGEPAGE, mib, seconds) < 0 || one("huge", MADV_HUGEPAGE, mib, seconds) < 0)
+	if (argc == 4) {
+		errno = 0;
+		stride = strtoull(argv[3], &end, 10);
+		if (errno || *end || stride < 1 || stride > mib * 1024) {
+			fprintf(stderr, "random-access: STRIDE '%s' is not a number from 1 to %llu\n",
+				argv[3], mib * 1024);
+			return 1;
+		}
+	}
+	if (one("4k", MADV_NOHUGEPAGE, mib, seconds, stride) < 0 ||
+	    one("huge", MADV_HUGEPAGE, mib, seconds, stride) < 0)
 		return 1;
 	return 0;
 }
