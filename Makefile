@@ -9,7 +9,8 @@
 #   make check-examples  the shipped policy examples on real Debian services (root; apt-get)
 #   make fuzz            libFuzzer on each tests/fuzz harness (clang; FUZZ_SECONDS, FUZZ_RUNS)
 #   make bench           scan cost against the pagemap floor, the daemon, Redis latency and
-#                        refill (root; REFILL_SECONDS=600 for the 10-minute refill run)
+#                        refill, a JVM's gain (root; REFILL_SECONDS=600 for the 10-minute
+#                        refill run)
 #   make demo            a demo workload, its plan, its collapse (root)
 #   make install         DESTDIR PREFIX SBINDIR SYSCONFDIR UNITDIR MANDIR DOCDIR (mk/install.mk)
 #   make deb             the Debian package, built from a copy of the tree, into $(DEB_OUT)
