@@ -60,8 +60,7 @@ int mthpd_pace_parse(const char *v, struct mthpd_pace_conf *ret)
 
 unsigned int mthpd_pace_auto_share(unsigned int level)
 {
-	static const unsigned int share[MTHPD_PACE_AUTO_MAX_LEVEL + 1] = {
-		100, MTHPD_PACE_DEFAULT_PERCENT, MTHPD_PACE_DEFAULT_PERCENT / 2, 2, 1};
+	static const unsigned int share[MTHPD_PACE_AUTO_MAX_LEVEL + 1] = {100, MTHPD_PACE_DEFAULT_PERCENT};
 
 	return share[level < MTHPD_PACE_AUTO_MAX_LEVEL ? level : MTHPD_PACE_AUTO_MAX_LEVEL];
 }
