@@ -108,6 +108,11 @@ $(O)/tests/integration/%: $(O)/tests/integration/%.o $(O)/libmthpd.a
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIB_LIBS)
 
+# The fragmenter pins pages as io_uring fixed buffers (liburing).
+$(O)/tests/integration/fragment: $(O)/tests/integration/fragment.o $(O)/libmthpd.a
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIB_LIBS) $(shell $(PKG_CONFIG) --libs liburing)
+
 $(O)/contrib/%: $(O)/contrib/%.o $(O)/libmthpd.a
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIB_LIBS)
