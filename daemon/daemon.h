@@ -47,7 +47,7 @@ struct daemon {
 	 * The allocation pause (alloc-hold.c, issue 31): since a huge page
 	 * could not be allocated, nothing is collapsed until
 	 * no_collapse_until; then one range is probed, and after each failed
-	 * probe the wait doubles from 1 s up to alloc_sleep_millisecs.  It
+	 * probe the wait doubles from an eighth of alloc_sleep_millisecs up to it.  It
 	 * ends with a probe that collapses, or at once when /proc/buddyinfo
 	 * shows more free 2 MiB blocks than when the allocation failed.
 	 */
@@ -57,6 +57,10 @@ struct daemon {
 	uint64_t alloc_free_blocks;   /* free 2 MiB blocks at the last failure; UINT64_MAX: unknown */
 	uint64_t alloc_checked_usec;  /* buddyinfo last read */
 	uint64_t alloc_probe_passed;  /* the no_collapse_until a pass was started for, to probe */
+	/* the kernel's compact_stall and compact_fail when last read: at the start and end of a pause */
+	uint64_t alloc_compact_stall, alloc_compact_fail;
+	bool alloc_compact_known;
+	unsigned int alloc_pauses; /* pauses so far */
 	bool stop, reload;
 	uint64_t signals_said;     /* the ignored signals already logged, by number */
 	char last_status[320];     /* the last pass's STATUS= line, for SIGUSR1 */
@@ -211,6 +215,8 @@ bool pressure_stall_read(const struct daemon *d, const int fd[2], pid_t pid, uin
  * starts (said, with the cause /proc/buddyinfo shows), or a probe failed
  * and the next waits twice as long.
  */
+/* At the daemon's start: the kernel's compaction counts, for the first pause's notice. */
+void alloc_hold_init(struct daemon *d);
 void alloc_hold_failed(struct daemon *d, pid_t pid, const char *comm);
 /* A probe collapsed: huge pages can be allocated again, the pause ends (said). */
 void alloc_hold_probe_done(struct daemon *d);

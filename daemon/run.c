@@ -288,6 +288,7 @@ static int setup(struct daemon *d)
 	r = mthpd_knobs_read_sysfs(&d->kif, 7, &d->sys_defaults, &file);
 	if (r < 0)
 		return log_errno(LOG_LVL_ERR, r, "cannot read '%s': %m", file);
+	alloc_hold_init(d);
 	r = reload_load(d, &d->cfg);
 	if (r >= 0)
 		r = reload_claim_files(d);

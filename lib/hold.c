@@ -81,10 +81,12 @@ const char *mthpd_hold_name(enum mthpd_hold h)
 
 uint64_t mthpd_hold_probe_delay(unsigned int failures, uint64_t max_usec)
 {
-	uint64_t wait = MTHPD_HOLD_PROBE_FIRST_USEC;
+	uint64_t wait = max_usec / 8;
 
 	if (failures == 0)
 		return 0;
+	if (wait < MTHPD_HOLD_PROBE_FIRST_USEC)
+		wait = MTHPD_HOLD_PROBE_FIRST_USEC;
 	/* doubles from the first, without overflow: at most @max_usec anyway */
 	for (unsigned int i = 1; i < failures && wait < max_usec; i++)
 		wait *= 2;

@@ -122,7 +122,7 @@ static void test_results(void)
 	test_case = NULL;
 }
 
-/* The allocation pause's probes: 1 s, doubling, up to alloc_sleep_millisecs. */
+/* The allocation pause's probes: an eighth of alloc_sleep_millisecs (1 s at least), doubling, up to it. */
 static void test_probe_delay(void)
 {
 	static const struct {
@@ -130,14 +130,16 @@ static void test_probe_delay(void)
 		uint64_t max_usec, want;
 	} t[] = {
 		{ 0, 60000000, 0 },
-		{ 1, 60000000, 1000000 },
-		{ 2, 60000000, 2000000 },
-		{ 3, 60000000, 4000000 },
-		{ 6, 60000000, 32000000 },
-		{ 7, 60000000, 60000000 },     /* 64 s: capped */
+		{ 1, 60000000, 7500000 },      /* the default: 7.5 s, 15, 30, 60 */
+		{ 2, 60000000, 15000000 },
+		{ 3, 60000000, 30000000 },
+		{ 4, 60000000, 60000000 },
+		{ 5, 60000000, 60000000 },     /* 120 s: capped */
 		{ 1000, 60000000, 60000000 },  /* no overflow however many */
 		{ UINT32_MAX, 86400000000ULL, 86400000000ULL },
-		{ 1, 10000, 10000 },           /* alloc_sleep_millisecs=10: below the first */
+		{ 1, 10000, 10000 },           /* alloc_sleep_millisecs=10: below the shortest */
+		{ 1, 3000000, 1000000 },       /* 3 s: an eighth is below 1 s */
+		{ 2, 3000000, 2000000 },
 		{ 3, 3000000, 3000000 },
 	};
 
