@@ -33,6 +33,7 @@ static void print_config(const struct mthpd_config *c)
 	       d->psi_threshold / 100, d->psi_threshold % 100, d->max_pids_per_pass,
 	       d->dry_run ? "yes" : "no");
 	mthpd_output_line(stdout, "metrics_file=%s", d->metrics_file);
+	printf("metrics_max_units=%u\n", d->metrics_max_units);
 	mthpd_output_line(stdout, "state_file=%s", d->state_file);
 	/* mthpd.service: ProtectSystem=strict, and /run/mthpd is its RuntimeDirectory= */
 	if ((*d->metrics_file && strncmp(d->metrics_file, "/run/mthpd/", 11) != 0) ||

@@ -296,7 +296,108 @@ static void unit_labels(FILE *f, const struct metrics *m, size_t policy, const c
 	fputs("\"}", f);
 }
 
-/* The per-unit families: what the processes of each policy and unit are like now. */
+/* A unit as metrics_max_units ranks them: the most anonymous memory first. */
+struct unit_rank {
+	size_t policy;
+	const char *unit;
+	uint64_t anon, collapsed;
+};
+
+static int rank_cmp(const void *a, const void *b)
+{
+	const struct unit_rank *x = a, *y = b;
+
+	if (x->anon != y->anon)
+		return x->anon > y->anon ? -1 : 1;
+	if (x->collapsed != y->collapsed)
+		return x->collapsed > y->collapsed ? -1 : 1;
+	if (x->policy != y->policy)
+		return x->policy < y->policy ? -1 : 1;
+	return strcmp(x->unit, y->unit);
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	const struct unit_rank *x = a, *y = b;
+
+	if (x->policy != y->policy)
+		return x->policy < y->policy ? -1 : 1;
+	return strcmp(x->unit, y->unit);
+}
+
+/*
+ * The units with series of their own: all of them (@all) when they are
+ * no more than max_units, else the max_units largest, sorted by policy
+ * and unit for listed().  A unit ranks by the anonymous memory of its
+ * processes now; one whose processes are gone keeps only its counter
+ * and ranks by it, below every unit with memory.
+ */
+struct listed {
+	bool all;
+	struct unit_rank *v;
+	size_t n;
+};
+
+static void listed_make(const struct metrics *m, struct listed *l)
+{
+	size_t total = 0, n = 0;
+
+	*l = (struct listed){.all = true};
+	for (size_t i = 0; i < m->nr_rows; total++) {
+		struct unit_sum u;
+
+		i = unit_sum(m, i, &u);
+	}
+	for (size_t i = 0; i < m->nr_units; i++)
+		total += 1;
+	if (total <= m->max_units)
+		return;
+	/* without memory for the ranking, every unit keeps its series, as before the cap */
+	l->v = calloc(total, sizeof(*l->v));
+	if (!l->v)
+		return;
+	for (size_t i = 0; i < m->nr_rows;) {
+		struct unit_sum u;
+
+		i = unit_sum(m, i, &u);
+		l->v[n++] = (struct unit_rank){.policy = m->rows[u.first].policy,
+					       .unit = m->rows[u.first].unit,
+					       .anon = u.anon,
+					       .collapsed = unit_collapsed(m, m->rows[u.first].policy,
+									   m->rows[u.first].unit)};
+	}
+	/* the counters of units whose processes are gone; one with processes is there already */
+	qsort(l->v, n, sizeof(*l->v), key_cmp);
+	for (size_t i = 0, rows = n; i < m->nr_units; i++) {
+		struct unit_rank k = {.policy = m->units[i].policy, .unit = m->units[i].unit};
+
+		if (!bsearch(&k, l->v, rows, sizeof(*l->v), key_cmp)) {
+			k.collapsed = m->units[i].collapsed;
+			l->v[n++] = k;
+		}
+	}
+	qsort(l->v, n, sizeof(*l->v), rank_cmp);
+	l->n = n < m->max_units ? n : m->max_units;
+	qsort(l->v, l->n, sizeof(*l->v), key_cmp);
+	l->all = false;
+}
+
+static bool listed(const struct listed *l, size_t policy, const char *unit)
+{
+	struct unit_rank k = {.policy = policy, .unit = unit};
+
+	return l->all || bsearch(&k, l->v, l->n, sizeof(*l->v), key_cmp);
+}
+
+/* The label of the units of a policy past metrics_max_units: no unit name or cgroup path reads so. */
+#define OTHER_UNITS "(other)"
+
+/*
+ * The per-unit families: what the processes of each policy and unit are
+ * like now, for the metrics_max_units largest units; the rest of each
+ * policy summed under unit="(other)", so that a node with a thousand
+ * units does not write a thousand series per family.
+ */
 static void write_units(FILE *f, const struct metrics *m)
 {
 	static const struct {
@@ -319,25 +420,65 @@ static void write_units(FILE *f, const struct metrics *m)
 		 "Of them, processes with THP disabled for themselves: nothing can be collapsed.",
 		 offsetof(struct unit_sum, thp_disabled)},
 	};
+	_cleanup_free_ uint64_t *other = calloc(m->n ? m->n : 1, sizeof(*other));
+	_cleanup_free_ bool *other_seen = calloc(m->n ? m->n : 1, sizeof(*other_seen));
+	_cleanup_free_ uint64_t *units = calloc(m->n ? m->n : 1, sizeof(*units));
+	struct listed l;
 
+	listed_make(m, &l);
+	if (!other || !other_seen || !units)
+		l.all = true; /* nowhere to sum the others: every unit its own series */
+	for (size_t i = 0; i < m->nr_rows;) {
+		struct unit_sum u;
+
+		i = unit_sum(m, i, &u);
+		if (units)
+			units[m->rows[u.first].policy]++;
+	}
+	fputs("# HELP mthpd_units Units (or cgroups outside any) with matched processes. The "
+	      "metrics_max_units largest have unit series of their own, the others of a policy are "
+	      "summed in unit=\"" OTHER_UNITS "\".\n# TYPE mthpd_units gauge\n", f);
+	for (size_t p = 0; p < m->n && units; p++) {
+		fputs("mthpd_units{policy=\"", f);
+		put_label(f, m->names[p]);
+		fprintf(f, "\"} %" PRIu64 "\n", units[p]);
+	}
 	for (size_t k = 0; k < ARRAY_SIZE(gauges); k++) {
 		fprintf(f, "# HELP mthpd_%s %s\n# TYPE mthpd_%s gauge\n", gauges[k].name,
 			gauges[k].help, gauges[k].name);
 		for (size_t i = 0; i < m->nr_rows;) {
+			size_t policy = m->rows[i].policy;
+			uint64_t v;
 			struct unit_sum u;
 
 			i = unit_sum(m, i, &u);
-			fprintf(f, "mthpd_%s", gauges[k].name);
-			unit_labels(f, m, m->rows[u.first].policy, m->rows[u.first].unit);
-			fprintf(f, " %" PRIu64 "\n",
-				*(const uint64_t *)(const void *)((const char *)&u + gauges[k].offset));
+			v = *(const uint64_t *)(const void *)((const char *)&u + gauges[k].offset);
+			if (!listed(&l, policy, m->rows[u.first].unit)) {
+				other[policy] += v;
+				other_seen[policy] = true;
+			} else {
+				fprintf(f, "mthpd_%s", gauges[k].name);
+				unit_labels(f, m, policy, m->rows[u.first].unit);
+				fprintf(f, " %" PRIu64 "\n", v);
+			}
+			/* the others of a policy after its last unit (rows are sorted by policy) */
+			if (!l.all && other_seen[policy] &&
+			    (i == m->nr_rows || m->rows[i].policy != policy)) {
+				fprintf(f, "mthpd_%s", gauges[k].name);
+				unit_labels(f, m, policy, OTHER_UNITS);
+				fprintf(f, " %" PRIu64 "\n", other[policy]);
+				other[policy] = 0;
+				other_seen[policy] = false;
+			}
 		}
 	}
 	/*
 	 * Every matched unit has its series, 0 until something is collapsed
 	 * in it (a series that appears only at the first collapse makes
 	 * rate() miss that collapse); kept for units whose processes are
-	 * gone: a counter does not vanish.
+	 * gone: a counter does not vanish.  The others of a policy are summed:
+	 * that sum falls when a unit leaves it for a series of its own, which
+	 * rate() takes for a counter reset.
 	 */
 	fputs("# HELP mthpd_unit_collapsed_bytes_total Bytes mthpd collapsed in the unit's "
 	      "processes since it started.\n# TYPE mthpd_unit_collapsed_bytes_total counter\n", f);
@@ -348,15 +489,32 @@ static void write_units(FILE *f, const struct metrics *m)
 		i = unit_sum(m, i, &u);
 		if (has_unit(m, r->policy, r->unit))
 			continue;
+		if (!listed(&l, r->policy, r->unit)) {
+			other_seen[r->policy] = true;
+			continue;
+		}
 		fputs("mthpd_unit_collapsed_bytes_total", f);
 		unit_labels(f, m, r->policy, r->unit);
 		fputs(" 0\n", f);
 	}
 	for (size_t i = 0; i < m->nr_units; i++) {
+		if (!listed(&l, m->units[i].policy, m->units[i].unit)) {
+			other[m->units[i].policy] += m->units[i].collapsed;
+			other_seen[m->units[i].policy] = true;
+			continue;
+		}
 		fputs("mthpd_unit_collapsed_bytes_total", f);
 		unit_labels(f, m, m->units[i].policy, m->units[i].unit);
 		fprintf(f, " %" PRIu64 "\n", m->units[i].collapsed);
 	}
+	for (size_t p = 0; p < m->n && !l.all; p++) {
+		if (!other_seen[p])
+			continue;
+		fputs("mthpd_unit_collapsed_bytes_total", f);
+		unit_labels(f, m, p, OTHER_UNITS);
+		fprintf(f, " %" PRIu64 "\n", other[p]);
+	}
+	free(l.v);
 }
 
 /* Seconds until the allocation pause's next probe: 0 without a pause, or when it is due. */

@@ -65,6 +65,12 @@ struct metrics {
 		uint64_t collapsed;
 	} *units;
 	size_t nr_units;
+	/*
+	 * metrics_max_units: the units with series of their own in the
+	 * Prometheus file, the largest by anonymous memory; the others of a
+	 * policy are summed in one series with unit="(other)".
+	 */
+	unsigned int max_units;
 	unsigned long passes;
 	unsigned long targets;    /* processes worked on in the last pass */
 	unsigned long ranges_huge; /* ranges of the last pass PAGEMAP_SCAN showed PMD-mapped */

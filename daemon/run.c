@@ -60,6 +60,7 @@ void daemon_write_files(struct daemon *d)
 
 	d->written_usec = now_usec();
 	pass_count_processes(d);
+	d->metrics.max_units = c->daemon.metrics_max_units;
 	r = metrics_write_prometheus(&d->metrics, c->daemon.metrics_file);
 	/* Said once, and again when it changes: not after every pass. */
 	if (r < 0 && r != d->metrics_err)

@@ -139,6 +139,7 @@ int mthpd_config_load(const char *dir, const struct mthpd_knobs *defaults,
 		.psi_threshold = 1000,       /* 10.00 % */
 		.max_pids_per_pass = 4096,
 		.metrics_file = strdup("/run/mthpd/metrics.prom"),
+		.metrics_max_units = MTHPD_METRICS_MAX_UNITS_DEFAULT,
 		.state_file = strdup("/run/mthpd/status"),
 	};
 	if (!c->dir || !c->daemon.metrics_file || !c->daemon.state_file) {

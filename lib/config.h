@@ -45,6 +45,10 @@ struct mthpd_policy {
 #define MTHPD_MIN_AGE_DEFAULT_SEC 10U
 #define MTHPD_MIN_AGE_MAX_SEC 86400U
 
+/* metrics_max_units= of a configuration that does not set it, and its largest value */
+#define MTHPD_METRICS_MAX_UNITS_DEFAULT 100U
+#define MTHPD_METRICS_MAX_UNITS_MAX 4096U
+
 struct mthpd_daemon_conf {
 	unsigned int scan_sleep_millisecs;  /* between passes */
 	unsigned int alloc_sleep_millisecs; /* after an allocation failure */
@@ -53,6 +57,7 @@ struct mthpd_daemon_conf {
 	unsigned int max_pids_per_pass;
 	bool dry_run;
 	char *metrics_file;                 /* Prometheus text format; "" for none */
+	unsigned int metrics_max_units;     /* units with series of their own, the largest */
 	char *state_file;                   /* for `mthpd status` */
 	/* the lines of mthpd.conf that set them, for a later complaint; 0: the default */
 	unsigned int metrics_file_line, state_file_line;

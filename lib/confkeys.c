@@ -77,6 +77,15 @@ static int parse_count(const char *v, void *field, char *why, size_t n)
 	return 0;
 }
 
+static int parse_units(const char *v, void *field, char *why, size_t n)
+{
+	if (mthpd_parse_uint(v, MTHPD_METRICS_MAX_UNITS_MAX, field) < 0) {
+		(void)snprintf(why, n, "'%s' is not a number from 0 to %u", v, MTHPD_METRICS_MAX_UNITS_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* "1G", "512M", "4096" (bytes) or "0" (no limit). */
 static int parse_size_value(const char *v, uint64_t *ret)
 {
@@ -271,6 +280,7 @@ const struct mthpd_confkey mthpd_confkeys[] = {
 	D(max_pids_per_pass, parse_count),
 	D(dry_run, parse_bool),
 	D(metrics_file, parse_path),
+	D(metrics_max_units, parse_units),
 	D(state_file, parse_path),
 	M("cgroup", match_cgroup),
 	M("unit", match_unit),
