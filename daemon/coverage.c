@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -108,12 +109,79 @@ static bool starts(const char *p, const char *word)
 	return strncmp(p, word, strlen(word)) == 0;
 }
 
-/* The block of one policy: its totals in a sentence, then its units and their processes. */
-static void show_policy(const char *body, const struct words *pl, FILE *out)
+/* A unit line of the policy being shown, and its anonymous memory: the order of the table. */
+struct unit_line {
+	struct words w;
+	uint64_t anon;
+};
+
+static int unit_line_cmp(const void *a, const void *b)
+{
+	const struct unit_line *x = a, *y = b;
+	int n = x->w.len[2] < y->w.len[2] ? x->w.len[2] : y->w.len[2], c;
+
+	if (x->anon != y->anon)
+		return x->anon > y->anon ? -1 : 1;
+	c = memcmp(x->w.w[2], y->w.w[2], (size_t)n);
+	return c ? c : x->w.len[2] - y->w.len[2];
+}
+
+static bool unit_wanted(const struct words *ul, const struct coverage_filter *f)
+{
+	char w[SHOWN_SIZE];
+
+	return !f->unit || fnmatch(f->unit, shown(ul, 2, w), 0) == 0;
+}
+
+/*
+ * The units of policy @pl that @f lets through, largest first, in
+ * *@ret (to free); returns how many, 0 also without memory.
+ */
+static size_t policy_units(const char *body, const struct words *pl, const struct coverage_filter *f,
+			   struct unit_line **ret)
+{
+	struct unit_line *v = NULL;
+	size_t n = 0, size = 0;
+
+	for (const char *q = body; q; q = next_line(q)) {
+		struct words ul;
+
+		if (!starts(q, "unit "))
+			continue;
+		split(q, &ul);
+		if (ul.n < 3 || !word_is(&ul, 1, pl->w[1], pl->len[1]) || !unit_wanted(&ul, f))
+			continue;
+		if (n == size) {
+			struct unit_line *nv = reallocarray(v, size ? 2 * size : 64, sizeof(*v));
+
+			if (!nv)
+				break;
+			v = nv;
+			size = size ? 2 * size : 64;
+		}
+		v[n++] = (struct unit_line){.w = ul, .anon = number(&ul, "anon_bytes")};
+	}
+	if (n > 1)
+		qsort(v, n, sizeof(*v), unit_line_cmp);
+	*ret = v;
+	return n;
+}
+
+/*
+ * The block of one policy: its totals in a sentence, then its units,
+ * largest first, and their processes (largest first, as the daemon
+ * writes them), each list cut at f->limit with a line for the rest.
+ */
+static void show_policy(const char *body, const struct words *pl, const struct coverage_filter *f,
+			FILE *out)
 {
 	char a[16], h[16], p[16], t[16], pct[16], name[SHOWN_SIZE], w[SHOWN_SIZE];
+	_cleanup_free_ struct unit_line *units = NULL;
+	size_t n = policy_units(body, pl, f, &units), shown_units;
 	int width = 24;
 
+	if (f->unit && n == 0)
+		return; /* nothing of it matches --unit */
 	value(pl, "huge_percent", pct, sizeof(pct));
 	fprintf(out,
 		"\npolicy %s: %" PRIu64 " process%s (%" PRIu64 " with THP disabled, %" PRIu64
@@ -129,35 +197,21 @@ static void show_policy(const char *body, const struct words *pl, FILE *out)
 			"  and %s more in 2M folios its processes map in part: nothing maps it and "
 			"RssAnon does not count it (split_partial=no, or not split yet)\n",
 			coverage_bytes(number(pl, "partial_bytes"), a, sizeof(a)));
-	for (const char *q = body; q; q = next_line(q)) {
-		struct words ul;
-
-		if (!starts(q, "unit "))
-			continue;
-		split(q, &ul);
-		if (ul.n >= 3 && word_is(&ul, 1, pl->w[1], pl->len[1]) &&
-		    (int)strlen(shown(&ul, 2, w)) > width)
+	shown_units = f->limit && n > f->limit ? f->limit : n;
+	for (size_t i = 0; i < shown_units; i++)
+		if ((int)strlen(shown(&units[i].w, 2, w)) > width)
 			width = (int)strlen(w);
-	}
 	if (width > 60)
 		width = 60;
-	bool header = false;
+	if (shown_units)
+		fprintf(out, "  %-*s %6s %10s %10s %6s %10s %10s  %-16s %s\n", width, "UNIT", "PROCS",
+			"ANON", "HUGE", "%", "LAST PASS", "TOTAL", "LAST RESULT", "WHY NOT");
+	for (size_t i = 0; i < shown_units; i++) {
+		const struct words *ul = &units[i].w;
+		size_t procs = 0;
 
-	for (const char *q = body; q; q = next_line(q)) {
-		struct words ul;
-
-		if (!starts(q, "unit "))
-			continue;
-		split(q, &ul);
-		if (ul.n < 3 || !word_is(&ul, 1, pl->w[1], pl->len[1]))
-			continue;
-		if (!header) {
-			fprintf(out, "  %-*s %6s %10s %10s %6s %10s %10s  %-16s %s\n", width, "UNIT", "PROCS",
-				"ANON", "HUGE", "%", "LAST PASS", "TOTAL", "LAST RESULT", "WHY NOT");
-			header = true;
-		}
-		fprintf(out, "  %-*s %6" PRIu64, width, shown(&ul, 2, w), number(&ul, "processes"));
-		coverage_columns(&ul, out);
+		fprintf(out, "  %-*s %6" PRIu64, width, shown(ul, 2, w), number(ul, "processes"));
+		coverage_columns(ul, out);
 		for (const char *r = body; r; r = next_line(r)) {
 			struct words prl;
 
@@ -165,17 +219,33 @@ static void show_policy(const char *body, const struct words *pl, FILE *out)
 				continue;
 			split(r, &prl);
 			if (prl.n < 5 || !word_is(&prl, 3, pl->w[1], pl->len[1]) ||
-			    !word_is(&prl, 4, ul.w[2], ul.len[2]))
+			    !word_is(&prl, 4, ul->w[2], ul->len[2]))
+				continue;
+			if (f->limit && procs++ >= f->limit)
 				continue;
 			/* the process's pid and comm under its unit, the columns as the unit's */
 			fprintf(out, "    %-8.*s %-*s", prl.len[1], prl.w[1], width - 4,
 				shown(&prl, 2, w));
 			coverage_columns(&prl, out);
 		}
+		if (f->limit && procs > f->limit)
+			fprintf(out, "    (%zu more process%s of this unit: --limit 0 shows every one)\n",
+				procs - f->limit, procs - f->limit == 1 ? "" : "es");
+	}
+	if (shown_units < n) {
+		uint64_t anon = 0, huge = 0;
+
+		for (size_t i = shown_units; i < n; i++) {
+			anon += units[i].anon;
+			huge += number(&units[i].w, "huge_bytes");
+		}
+		fprintf(out, "  (%zu more unit%s, anon %s, huge %s: --limit 0 shows every one, --unit GLOB some)\n",
+			n - shown_units, n - shown_units == 1 ? "" : "s",
+			coverage_bytes(anon, a, sizeof(a)), coverage_bytes(huge, h, sizeof(h)));
 	}
 }
 
-void coverage_show(const char *body, FILE *out)
+void coverage_show(const char *body, const struct coverage_filter *f, FILE *out)
 {
 	/* first what is not coverage, as it is (its control bytes escaped) */
 	for (const char *q = body; q; q = next_line(q)) {
@@ -192,12 +262,14 @@ void coverage_show(const char *body, FILE *out)
 		fprintf(out, "%s\n", line ? line : "(out of memory)");
 	}
 	for (const char *q = body; q; q = next_line(q)) {
+		char name[SHOWN_SIZE];
 		struct words pl;
 
 		if (!starts(q, "policy "))
 			continue;
 		split(q, &pl);
-		if (pl.n >= 2)
-			show_policy(body, &pl, out);
+		if (pl.n < 2 || (f->policy && strcmp(shown(&pl, 1, name), f->policy) != 0))
+			continue;
+		show_policy(body, &pl, f, out);
 	}
 }

@@ -16,8 +16,18 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Shows the state file's text @body (NUL-terminated) on @out. */
-void coverage_show(const char *body, FILE *out);
+/* What `mthpd status` shows of the coverage: --policy, --unit, --limit. */
+struct coverage_filter {
+	const char *policy;  /* one policy by its name as shown; NULL: every one */
+	const char *unit;    /* fnmatch(3) glob on the unit as shown; NULL: every one */
+	unsigned int limit;  /* units per policy and processes per unit shown; 0: all */
+};
+
+/* The units and processes `mthpd status` shows of each list without --limit. */
+#define COVERAGE_LIMIT_DEFAULT 20U
+
+/* Shows the state file's text @body (NUL-terminated) on @out, as @f says. */
+void coverage_show(const char *body, const struct coverage_filter *f, FILE *out);
 
 /* Pure: @bytes for a human, "0 B", "512 KiB", "4.0 MiB", "2.25 GiB", into @buf. */
 const char *coverage_bytes(uint64_t bytes, char *buf, size_t size);

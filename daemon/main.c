@@ -17,6 +17,7 @@
 #include "kif.h"
 #include "knobs.h"
 #include "config.h"
+#include "coverage.h"
 #include "oneshot.h"
 #include "run.h"
 #include "sandbox.h"
@@ -45,7 +46,8 @@ static void help(FILE *f)
 	      "       mthpd collapse --pid PID [--pid PID ...] [OPTIONS]\n"
 	      "       mthpd run          [--config-dir DIR]   (the daemon)\n"
 	      "       mthpd check-config [--config-dir DIR]\n"
-	      "       mthpd status       [--config-dir DIR]\n"
+	      "       mthpd status       [--config-dir DIR] [--policy NAME] [--unit GLOB]\n"
+	      "                          [--limit N]\n"
 	      "       mthpd --version\n"
 	      "\n"
 	      "Plan or perform the collapse of the anonymous memory of processes into\n"
@@ -63,10 +65,15 @@ static void help(FILE *f)
 	      "      --sys-root DIR       read DIR instead of /sys\n"
 	      "  -c, --config-dir DIR     mthpd.conf and policy.d/ (default /etc/mthpd)\n"
 	      "      --policy FILE|NAME   plan --config-dir: only this policy; a FILE is\n"
-	      "                           previewed as if it were in policy.d\n"
+	      "                           previewed as if it were in policy.d;\n"
+	      "                           status: only this policy\n"
 	      "      --unit GLOB          plan --config-dir: only these units' processes,\n"
-	      "                           also those no policy matches\n"
-	      "      --cgroup GLOB        the same, by cgroup path below the cgroup2 mount\n"
+	      "                           also those no policy matches; status: only these\n"
+	      "                           units\n"
+	      "      --cgroup GLOB        plan --config-dir: the same, by cgroup path below\n"
+	      "                           the cgroup2 mount\n"
+	      "      --limit N            status: at most N units per policy and processes\n"
+	      "                           per unit, the largest (default 20; 0: all)\n"
 	      "  -h, --help               show this help\n"
 	      "  -V, --version            show the version\n"
 	      "\n"
@@ -302,9 +309,12 @@ static int load_config_for(const char *dir, const char *sys_root, struct mthpd_c
 /* run, check-config, status, sandbox-test: --config-dir and the roots. */
 static int daemon_commands(int argc, char **argv)
 {
-	enum { OPT_PROC = 0x100, OPT_SYS, OPT_NO_SANDBOX };
+	enum { OPT_PROC = 0x100, OPT_SYS, OPT_NO_SANDBOX, OPT_POLICY, OPT_UNIT, OPT_LIMIT };
 	static const struct option opts[] = {
 		{"config-dir", required_argument, NULL, 'c'},
+		{"policy", required_argument, NULL, OPT_POLICY},
+		{"unit", required_argument, NULL, OPT_UNIT},
+		{"limit", required_argument, NULL, OPT_LIMIT},
 		{"proc-root", required_argument, NULL, OPT_PROC},
 		{"sys-root", required_argument, NULL, OPT_SYS},
 		{"no-sandbox", no_argument, NULL, OPT_NO_SANDBOX},
@@ -312,6 +322,8 @@ static int daemon_commands(int argc, char **argv)
 		{},
 	};
 	struct run_opts ro = {.config_dir = "/etc/mthpd", .sandbox = true};
+	struct coverage_filter filter = {.limit = COVERAGE_LIMIT_DEFAULT};
+	const char *status_opt = NULL; /* the first option that only status takes */
 	struct mthpd_config *c = NULL;
 	const char *cmd = argv[1];
 	int o, status;
@@ -332,6 +344,21 @@ static int daemon_commands(int argc, char **argv)
 		case OPT_NO_SANDBOX:
 			ro.sandbox = false;
 			break;
+		case OPT_POLICY:
+			filter.policy = optarg;
+			status_opt = status_opt ? status_opt : "--policy";
+			break;
+		case OPT_UNIT:
+			filter.unit = optarg;
+			status_opt = status_opt ? status_opt : "--unit";
+			break;
+		case OPT_LIMIT:
+			if (mthpd_parse_uint(optarg, 1000000, &filter.limit) < 0) {
+				cli_fail("--limit '%s' is not a number from 0 to 1000000", optarg);
+				return EXIT_USAGE;
+			}
+			status_opt = status_opt ? status_opt : "--limit";
+			break;
 		case 'h':
 			help(stdout);
 			return EXIT_OK;
@@ -345,6 +372,10 @@ static int daemon_commands(int argc, char **argv)
 	}
 	if (optind < argc) {
 		cli_fail("unexpected argument '%s' (see --help)", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (status_opt && strcmp(cmd, "status") != 0) {
+		cli_fail("%s is an option of status, not of %s", status_opt, cmd);
 		return EXIT_USAGE;
 	}
 	if (strcmp(cmd, "run") == 0)
@@ -362,7 +393,7 @@ static int daemon_commands(int argc, char **argv)
 			 "(state_file= is empty in %s/mthpd.conf)", ro.config_dir);
 		status = EXIT_USAGE;
 	} else {
-		status = state_show(c->daemon.state_file, stdout);
+		status = state_show(c->daemon.state_file, &filter, stdout);
 	}
 	mthpd_config_free(c);
 	return status;

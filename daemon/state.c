@@ -399,7 +399,7 @@ static bool parse_u64(const char *s, uint64_t *ret)
 	return errno == 0 && *end == '\0';
 }
 
-int state_show(const char *path, FILE *out)
+int state_show(const char *path, const struct coverage_filter *f, FILE *out)
 {
 	struct mthpd_kif kif = {.proc_fd = -1, .sys_fd = -1};
 	_cleanup_free_ char *buf = malloc(1 << 20);
@@ -500,12 +500,12 @@ int state_show(const char *path, FILE *out)
 			"mthpd is stale: pid %" PRIu64 " (version %s) last wrote '%s' %.1f s ago; a "
 			"running mthpd rewrites it every second (stopped? hung?)\n",
 			pid, version, path, (double)age / 1e6);
-		coverage_show(body, out);
+		coverage_show(body, f, out);
 		return 3;
 	}
 	fprintf(out, "mthpd is running as pid %" PRIu64 " (version %s; '%s' written %.1f s ago)\n",
 		pid, version, path, (double)age / 1e6);
-	coverage_show(body, out);
+	coverage_show(body, f, out);
 	return 0;
 }
 

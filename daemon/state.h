@@ -112,10 +112,12 @@ int state_lock_file(const char *state_file, int *ret_fd, char *err, size_t err_s
  * `mthpd status`: checks that the state file at @path was written by a
  * process that is still that process (pid, comm, start time, boot id) and
  * recently (STATE_STALE_USEC), and is no zombie; prints the verdict and
- * the file to @out.  Only a regular file is read (a FIFO would block).
+ * the file to @out, its coverage as @f says (daemon/coverage.h).  Only a
+ * regular file is read (a FIFO would block).
  * Returns 0 when it runs, 3 when it does not or the file is stale.
  */
-int state_show(const char *path, FILE *out);
+struct coverage_filter;
+int state_show(const char *path, const struct coverage_filter *f, FILE *out);
 
 /*
  * Where a complaint about a path points: "DIR/mthpd.conf:LINE: KEY=VALUE",

@@ -67,6 +67,41 @@ grep -qF '  foo\x20bar.service ' "$T/out" || fail 'status: the unit is not shown
 grep -qF '    4242     \x1b[31mred x   ' "$T/out" || fail "status: the comm is not shown escaped, with its blank"
 ! grep -qF 'x5c' "$T/out" || fail 'status: a \x5c is shown'
 ! LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]' "$T/out" || fail "status: a raw control byte"
+# a node with many units (issue 28, part 4): the largest first, --limit,
+# --unit, --policy; the rest of a list said in one line
+ident $$
+state $$ "$COMM" "$START" "$BOOT" 0
+{
+	echo "policy big.conf processes=5 thp_disabled=0 vmas_refused=0 anon_bytes=14680064 huge_bytes=4194304 huge_percent=28.6 partial_bytes=0 collapsed_last_pass_bytes=0 collapsed_bytes_total=0"
+	echo "policy small.conf processes=1 thp_disabled=0 vmas_refused=0 anon_bytes=2097152 huge_bytes=0 huge_percent=0.0 partial_bytes=0 collapsed_last_pass_bytes=0 collapsed_bytes_total=0"
+	for u in a.service:2097152:0 b.service:8388608:4194304 c.service:4194304:0; do
+		IFS=: read -r name anon huge <<<"$u"
+		echo "unit big.conf $name processes=1 anon_bytes=$anon huge_bytes=$huge huge_percent=0.0 collapsed_last_pass_bytes=0 collapsed_bytes_total=0 last_result=none reason=-"
+	done
+	echo "unit small.conf d.service processes=1 anon_bytes=2097152 huge_bytes=0 huge_percent=0.0 collapsed_last_pass_bytes=0 collapsed_bytes_total=0 last_result=none reason=-"
+	for p in 11:4194304 12:2097152 13:2097152; do
+		echo "process ${p%:*} w${p%:*} big.conf b.service anon_bytes=${p#*:} huge_bytes=0 huge_percent=0.0 collapsed_last_pass_bytes=0 collapsed_bytes_total=0 last_result=none reason=-"
+	done
+} >>"$T/status"
+# status_rows ARGS...: the unit and process rows of `mthpd status ARGS`, first word each
+status_rows() {
+	"$MTHPD" status --config-dir "$T/conf" "$@" | awk '/^  [^ (]/ && $1 != "UNIT" { print $1 } /^    [0-9]/ { print $1 } /^  \(|^    \(/ { print }' | paste -sd' '
+}
+got=$(status_rows)
+[ "$got" = "b.service 11 12 13 c.service a.service d.service" ] || fail "status: not the largest unit first: '$got'"
+got=$(status_rows --limit 1)
+[ "$got" = "b.service 11     (2 more processes of this unit: --limit 0 shows every one)   (2 more units, anon 6.00 MiB, huge 0 B: --limit 0 shows every one, --unit GLOB some) d.service" ] ||
+	fail "status --limit 1: '$got'"
+got=$(status_rows --unit '[ad].service')
+[ "$got" = "a.service d.service" ] || fail "status --unit: '$got'"
+got=$(status_rows --policy small.conf)
+[ "$got" = "d.service" ] || fail "status --policy: '$got'"
+"$MTHPD" status --config-dir "$T/conf" --unit 'x*' | grep -q '^policy' && fail "status --unit that matches nothing shows a policy"
+out=$("$MTHPD" status --config-dir "$T/conf" --limit x 2>&1)
+[ $? = 2 ] && [ "$out" = "mthpd: --limit 'x' is not a number from 0 to 1000000" ] || fail "status --limit x: '$out'"
+out=$("$MTHPD" check-config --config-dir "$T/conf" --unit a 2>&1)
+[ $? = 2 ] && [ "$out" = "mthpd: --unit is an option of status, not of check-config" ] || fail "check-config --unit: '$out'"
+
 state $$ "$COMM" "$START" "$BOOT" 10
 expect stale 3 "^mthpd is stale: pid $$ (version test) last wrote '$T/status' 1[0-9]\.[0-9] s ago"
 
