@@ -9,8 +9,9 @@
 #    and over (workload --touch).  While the kernel copies a range, the
 #    range is unmapped; the thread faults on it and waits for the copy.
 #    The daemon sees the fault (the process's fault count grew while it
-#    worked) and rests: mthpd_pace_rests_fault_total grows, and every
-#    range still ends up huge.
+#    worked), or the thread's wait for the CPU, and rests:
+#    mthpd_pace_rests_total grows (mthpd_pace_rests_fault_total too, where
+#    a fault came first), and every range still ends up huge.
 # Memory contents are checked after each.  The latency this buys a real
 # service is measured by bench/redis, not here.
 . "$(dirname "$0")/lib.sh"
@@ -69,8 +70,12 @@ run_case idle
 [ -s "$TMP/metrics" ] || check_fail "idle: no metrics file"
 
 run_case touch --touch
-[ "$FAULT_RESTS" -gt 0 ] ||
-	check_fail "touch: no rest after the process faulted during the collapses (mthpd_pace_rests_fault_total $FAULT_RESTS)"
+# Rests after faults here; in an ASan build, whose daemon and workload are
+# slower, the thread's wait for the CPU (its cgroup's cpu.pressure) ended
+# the windows before a fault did in one CI run (10 rests, none after
+# a fault): either is the process feeling the work.
+[ "$RESTS" -gt 0 ] ||
+	check_fail "touch: no rest for a process that faults on the ranges being collapsed (mthpd_pace_rests_total 0)"
 [ "$RESTS" -ge "$FAULT_RESTS" ] || check_fail "touch: more rests after faults ($FAULT_RESTS) than rests ($RESTS)"
 
 finish
