@@ -37,6 +37,7 @@ struct daemon {
 	struct mthpd_knobs sys_defaults;
 	int kpf_fd;
 	char cgroup_mount[4096];
+	struct mthpd_discover_cache discover_cache; /* the wanted cgroups, until the tree changes */
 	int sig_fd, timer_fd;
 	int arrival_fd; /* every ARRIVAL_CHECK_MSEC between passes: new processes? */
 	int pace_fd;    /* when the first paced process that stopped to rest may go on */

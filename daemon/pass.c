@@ -93,9 +93,10 @@ static int refresh(struct daemon *d, unsigned long *ret_matched)
 
 	size_t stored = 0;
 
-	n = d->cgroup_mount[0] ? mthpd_discover(d->cgroup_mount, may_match, d->cfg, d->window,
-						d->window_period, d->procs,
-						c->daemon.max_pids_per_pass, &stored)
+	/* the tree is walked again only when a cgroup was made, removed or moved */
+	n = d->cgroup_mount[0] ? mthpd_discover_cached(&d->discover_cache, d->cgroup_mount, may_match,
+						       d->cfg, d->window, d->window_period, d->procs,
+						       c->daemon.max_pids_per_pass, &stored)
 			       : 0;
 	if (n < 0) {
 		log_errno(LOG_LVL_WARNING, n, "cannot walk the cgroups below '%s': %m, ignoring",

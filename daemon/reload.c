@@ -177,6 +177,7 @@ void reload_now(struct daemon *d)
 		reprobe_subpmd(d);
 	/* Policies, or the sizes the kernel collapses, may have changed: match every process again. */
 	d->cfg_gen++;
+	d->discover_cache.valid = false; /* and find their cgroups again */
 	notice_unsupported_sizes(d);
 	(void)sd_notify(0, "READY=1");
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -220,6 +221,8 @@ static int setup_discovery(struct daemon *d)
 	} else {
 		log_info("cgroup2 hierarchy at '%s'", d->cgroup_mount);
 		d->cgroup_fd = open(d->cgroup_mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		/* without it (no inotify instance left): the tree is walked every time, as before */
+		d->discover_cache.inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	}
 	d->procs = calloc(d->cfg->daemon.max_pids_per_pass + 1U, sizeof(*d->procs));
 	d->pids = calloc(d->cfg->daemon.max_pids_per_pass + 1U, sizeof(*d->pids));
@@ -329,7 +332,8 @@ int run_daemon(const struct run_opts *o)
 	struct daemon d = {.opts = o, .kpf_fd = -1, .sig_fd = -1, .timer_fd = -1, .arrival_fd = -1,
 			   .pace_fd = -1, .cgroup_fd = -1, .lock = {.dir_fd = -1, .file_fd = -1},
 			   .watch = {.fd = -1, .timer_fd = -1, .wd_dir = -1, .wd_policy = -1},
-			   .kif = {.proc_fd = -1, .sys_fd = -1}};
+			   .kif = {.proc_fd = -1, .sys_fd = -1},
+			   .discover_cache = {.inotify_fd = -1}};
 	int r, status = 0;
 
 	log_setup(getenv("MTHPD_DEBUG") ? LOG_LVL_DEBUG : LOG_LVL_INFO);
@@ -427,6 +431,9 @@ out:
 	if (d.pace_fd >= 0)
 		(void)close(d.pace_fd);
 	watch_close(&d.watch);
+	if (d.discover_cache.inotify_fd >= 0)
+		(void)close(d.discover_cache.inotify_fd);
+	mthpd_discover_cache_free(&d.discover_cache);
 	free(d.bytes_left);
 	mthpd_kif_done(&d.kif);
 	state_lock_release(&d.lock);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 #include "discover.h"
@@ -76,21 +77,46 @@ struct walk {
 	size_t skip, period; /* the window of pids kept when there are too many */
 	mthpd_discover_filter filter;
 	void *userdata;
+	/* a walk that fills a cache: the wanted cgroups, and a watch on every directory */
+	struct mthpd_discover_cache *cache;
+	const char *mount;
+	bool cache_failed;
 };
 
-/* Reads "cgroup.procs" of the directory @dfd, one pid per line. */
-static int add_procs(struct walk *w, int dfd, const char *cgpath)
+/* Remembers the wanted cgroup @cgpath (of @unit) for the calls that do not walk. */
+static void cache_add(struct walk *w, const char *cgpath, const char *unit)
+{
+	struct mthpd_discover_cache *c = w->cache;
+
+	if (c->n == c->size) {
+		size_t size = c->size ? 2 * c->size : 64;
+		struct mthpd_discover_cgroup *v = reallocarray(c->cgroups, size, sizeof(*v));
+
+		if (!v) {
+			w->cache_failed = true;
+			return;
+		}
+		c->cgroups = v;
+		c->size = size;
+	}
+	c->cgroups[c->n].cgroup = strdup(cgpath);
+	c->cgroups[c->n].unit = strdup(unit);
+	if (!c->cgroups[c->n].cgroup || !c->cgroups[c->n].unit) {
+		free(c->cgroups[c->n].cgroup);
+		free(c->cgroups[c->n].unit);
+		w->cache_failed = true;
+		return;
+	}
+	c->n++;
+}
+
+/* Reads the pids of "cgroup.procs" in @dfd into the walk's window. */
+static int read_procs(struct walk *w, int dfd, const char *cgpath, const char *unit)
 {
 	_cleanup_fclose_ FILE *f = NULL;
-	char unit[256];
 	int fd;
 	long pid;
 
-	if (mthpd_cgroup_unit(cgpath, unit, sizeof(unit)) < 0)
-		unit[0] = '\0';
-	/* Reading cgroup.procs walks the cgroup's tasks: only where wanted. */
-	if (w->filter && !w->filter(w->userdata, cgpath, unit))
-		return 0;
 	fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
@@ -112,11 +138,40 @@ static int add_procs(struct walk *w, int dfd, const char *cgpath)
 			p->pid = (pid_t)pid;
 			if (snprintf(p->cgroup, sizeof(p->cgroup), "%s", cgpath) >= (int)sizeof(p->cgroup))
 				continue; /* a path this long is not worth a policy */
-			memcpy(p->unit, unit, sizeof(p->unit));
+			(void)snprintf(p->unit, sizeof(p->unit), "%s", unit);
 		}
 		w->n++;
 	}
 	return 0;
+}
+
+/* The processes of the cgroup in @dfd, if the filter wants them. */
+static int add_procs(struct walk *w, int dfd, const char *cgpath)
+{
+	char unit[256];
+
+	if (mthpd_cgroup_unit(cgpath, unit, sizeof(unit)) < 0)
+		unit[0] = '\0';
+	/* Reading cgroup.procs walks the cgroup's tasks: only where wanted. */
+	if (w->filter && !w->filter(w->userdata, cgpath, unit))
+		return 0;
+	if (w->cache && !w->cache_failed)
+		cache_add(w, cgpath, unit);
+	return read_procs(w, dfd, cgpath, unit);
+}
+
+/* Watches the directory of cgroup @path for cgroups made, removed or moved in it. */
+static void watch_dir(struct walk *w, const char *path)
+{
+	char full[4096 + 512];
+
+	if (!w->cache || w->cache_failed)
+		return;
+	if (snprintf(full, sizeof(full), "%s%s", w->mount, path) >= (int)sizeof(full) ||
+	    inotify_add_watch(w->cache->inotify_fd, full,
+			      IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR |
+				      IN_DONT_FOLLOW) < 0)
+		w->cache_failed = true; /* ENOSPC: the watch limit; walk every time */
 }
 
 static int walk_dir(struct walk *w, int dfd, char *path, size_t path_len, size_t path_size,
@@ -132,6 +187,8 @@ static int walk_dir(struct walk *w, int dfd, char *path, size_t path_len, size_t
 		return r;
 	if (depth >= MTHPD_MAX_CGROUP_DEPTH)
 		return 0;
+	/* before its entries are read: a cgroup made after the watch is an event, one before is read */
+	watch_dir(w, path);
 	own = dup(dfd);
 	if (own < 0)
 		return -errno;
@@ -177,6 +234,81 @@ int mthpd_discover(const char *mount, mthpd_discover_filter filter, void *userda
 	r = walk_dir(&w, root, path, 0, sizeof(path), 0);
 	if (r < 0)
 		return r;
+	*ret_stored = w.stored;
+	return w.n > (size_t)0x7fffffff ? 0x7fffffff : (int)w.n;
+}
+
+void mthpd_discover_cache_free(struct mthpd_discover_cache *cache)
+{
+	for (size_t i = 0; i < cache->n; i++) {
+		free(cache->cgroups[i].cgroup);
+		free(cache->cgroups[i].unit);
+	}
+	free(cache->cgroups);
+	cache->cgroups = NULL;
+	cache->n = cache->size = 0;
+	cache->valid = false;
+}
+
+/* Whether anything came on the cache's inotify fd since the last look (it is read empty). */
+static bool tree_changed(const struct mthpd_discover_cache *cache)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool changed = false;
+	ssize_t n;
+
+	while ((n = read(cache->inotify_fd, buf, sizeof(buf))) > 0)
+		changed = true;
+	/* EAGAIN: nothing more; anything else: not to be trusted */
+	return changed || (n < 0 && errno != EAGAIN && errno != EINTR);
+}
+
+int mthpd_discover_cached(struct mthpd_discover_cache *cache, const char *mount,
+			  mthpd_discover_filter filter, void *userdata, size_t skip, size_t period,
+			  struct mthpd_proc *ret, size_t max, size_t *ret_stored)
+{
+	struct walk w = {.procs = ret, .max = max, .skip = skip, .period = period,
+			 .filter = filter, .userdata = userdata, .mount = mount};
+	_cleanup_close_ int root = -1;
+	char path[512] = "";
+	int r;
+
+	if (cache->inotify_fd < 0)
+		return mthpd_discover(mount, filter, userdata, skip, period, ret, max, ret_stored);
+	if (tree_changed(cache))
+		cache->valid = false;
+	root = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -errno;
+	if (cache->valid) {
+		cache->reuses++;
+		for (size_t i = 0; i < cache->n; i++) {
+			const struct mthpd_discover_cgroup *g = &cache->cgroups[i];
+			const char *rel = g->cgroup[1] ? g->cgroup + 1 : ".";
+			_cleanup_close_ int dfd = openat(root, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+			if (dfd < 0) {
+				cache->valid = false; /* gone: its event is on its way; walk next time */
+				continue;
+			}
+			r = read_procs(&w, dfd, g->cgroup, g->unit);
+			if (r < 0)
+				return r;
+		}
+	} else {
+		cache->walks++;
+		mthpd_discover_cache_free(cache);
+		w.cache = cache;
+		r = walk_dir(&w, root, path, 0, sizeof(path), 0);
+		if (r < 0) {
+			mthpd_discover_cache_free(cache);
+			return r;
+		}
+		/* too many cgroups to walk them all: no list of them to trust */
+		cache->valid = !w.cache_failed && w.cgroups <= MTHPD_MAX_CGROUPS;
+		if (!cache->valid)
+			mthpd_discover_cache_free(cache);
+	}
 	*ret_stored = w.stored;
 	return w.n > (size_t)0x7fffffff ? 0x7fffffff : (int)w.n;
 }

@@ -54,4 +54,39 @@ typedef bool (*mthpd_discover_filter)(void *userdata, const char *cgroup, const 
 int mthpd_discover(const char *mount, mthpd_discover_filter filter, void *userdata,
 		   size_t skip, size_t period, struct mthpd_proc *ret, size_t max, size_t *ret_stored);
 
+/*
+ * The cgroups a walk found wanted, kept until the tree changes (issue 28):
+ * a node has a thousand cgroups, a policy matches a few, and the walk
+ * opened every one of them once a second.  Each cgroup directory walked is
+ * watched (inotify: a directory made, removed or moved in it; the kernel
+ * says so for cgroups, which are made and removed with mkdir and rmdir);
+ * until an event comes, a call reads the cgroup.procs of the wanted ones
+ * only.  New processes in them are found as before: their cgroup.procs
+ * is read every time.
+ */
+struct mthpd_discover_cache {
+	int inotify_fd; /* the caller's, IN_NONBLOCK; -1: no cache, every call walks */
+	bool valid;     /* the list is what the tree holds now */
+	struct mthpd_discover_cgroup {
+		char *cgroup; /* path below the mount */
+		char *unit;
+	} *cgroups;
+	size_t n, size;
+	unsigned long walks, reuses; /* calls that walked the tree, calls that did not */
+};
+
+/*
+ * mthpd_discover() through @cache: the same processes, the same window,
+ * without walking the tree when nothing in it changed since the last
+ * walk.  Set cache->valid to false when what @filter says changes (a
+ * reload).  Falls back to walking every time when a watch cannot be
+ * added (the inotify watch limit).
+ */
+int mthpd_discover_cached(struct mthpd_discover_cache *cache, const char *mount,
+			  mthpd_discover_filter filter, void *userdata, size_t skip, size_t period,
+			  struct mthpd_proc *ret, size_t max, size_t *ret_stored);
+
+/* Frees the list (not the inotify fd, which is the caller's). */
+void mthpd_discover_cache_free(struct mthpd_discover_cache *cache);
+
 #endif

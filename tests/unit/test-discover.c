@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "discover.h"
 #include "test.h"
@@ -140,10 +142,109 @@ static void test_walk(void)
 	test_case = NULL;
 }
 
+/*
+ * The cache (issue 28): the tree is walked once, then only the wanted
+ * cgroups' cgroup.procs are read, and a new pid in one of them is found
+ * without a walk; a cgroup made or removed anywhere makes the next call
+ * walk; a cleared valid (a reload) too.  Each call's pids are what
+ * mthpd_discover() finds in the same tree.
+ */
+static void test_cache(void)
+{
+	struct mthpd_discover_cache c = {.inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)};
+	struct mthpd_proc procs[16], plain[16];
+	size_t stored = 0, plain_stored = 0;
+	char path[128];
+
+#define SAME_AS_PLAIN()                                                                            \
+	do {                                                                                       \
+		TEST_ASSERT_EQ(mthpd_discover(root, not_b, NULL, 0, 0, plain, 16, &plain_stored),  \
+			       (int)plain_stored);                                                 \
+		TEST_ASSERT_EQ(stored, plain_stored);                                              \
+		TEST_ASSERT_EQ(mask(procs, stored), mask(plain, plain_stored));                    \
+	} while (0)
+
+	test_case = "cache: the first call walks";
+	TEST_ASSERT(c.inotify_fd >= 0);
+	(void)snprintf(root, sizeof(root), "/tmp/mthpd-discover-XXXXXX");
+	TEST_ASSERT(mkdtemp(root) != NULL);
+	(void)snprintf(path, sizeof(path), "%s/a.slice", root);
+	TEST_ASSERT_EQ(mkdir(path, 0755), 0);
+	(void)snprintf(path, sizeof(path), "%s/b.slice", root);
+	TEST_ASSERT_EQ(mkdir(path, 0755), 0);
+	put("cgroup.procs", "1\n");
+	put("a.slice/cgroup.procs", "3\n4\n");
+	put("b.slice/cgroup.procs", "7\n");
+	TEST_ASSERT_EQ(mthpd_discover_cached(&c, root, not_b, NULL, 0, 0, procs, 16, &stored), 3);
+	TEST_ASSERT_EQ(mask(procs, stored), 0x1aUL); /* 1, 3, 4 */
+	TEST_ASSERT_EQ(c.walks, 1);
+	TEST_ASSERT_EQ(c.n, 2); /* the root and a.slice: b.slice is not wanted */
+	SAME_AS_PLAIN();
+
+	test_case = "cache: a new pid in a wanted cgroup, without a walk";
+	put("a.slice/cgroup.procs", "3\n4\n5\n");
+	put("b.slice/cgroup.procs", "7\n8\n");
+	TEST_ASSERT_EQ(mthpd_discover_cached(&c, root, not_b, NULL, 0, 0, procs, 16, &stored), 4);
+	TEST_ASSERT_EQ(c.walks, 1);
+	TEST_ASSERT_EQ(c.reuses, 1);
+	SAME_AS_PLAIN();
+
+	test_case = "cache: a cgroup made below a wanted one is walked to";
+	(void)snprintf(path, sizeof(path), "%s/a.slice/x.service", root);
+	TEST_ASSERT_EQ(mkdir(path, 0755), 0);
+	put("a.slice/x.service/cgroup.procs", "9\n");
+	TEST_ASSERT_EQ(mthpd_discover_cached(&c, root, not_b, NULL, 0, 0, procs, 16, &stored), 5);
+	TEST_ASSERT_EQ(c.walks, 2);
+	TEST_ASSERT(mask(procs, stored) & (1UL << 9));
+	TEST_ASSERT_STREQ(procs[stored - 1].unit, "x.service");
+	SAME_AS_PLAIN();
+
+	test_case = "cache: a cgroup made below an unwanted one";
+	(void)snprintf(path, sizeof(path), "%s/b.slice/y.service", root);
+	TEST_ASSERT_EQ(mkdir(path, 0755), 0);
+	put("b.slice/y.service/cgroup.procs", "11\n");
+	TEST_ASSERT_EQ(mthpd_discover_cached(&c, root, not_b, NULL, 0, 0, procs, 16, &stored), 6);
+	TEST_ASSERT_EQ(c.walks, 3);
+	TEST_ASSERT(mask(procs, stored) & (1UL << 11));
+	SAME_AS_PLAIN();
+
+	test_case = "cache: a cgroup removed";
+	(void)snprintf(path, sizeof(path), "%s/a.slice/x.service/cgroup.procs", root);
+	TEST_ASSERT_EQ(unlink(path), 0);
+	(void)snprintf(path, sizeof(path), "%s/a.slice/x.service", root);
+	TEST_ASSERT_EQ(rmdir(path), 0);
+	TEST_ASSERT_EQ(mthpd_discover_cached(&c, root, not_b, NULL, 0, 0, procs, 16, &stored), 5);
+	TEST_ASSERT_EQ(c.walks, 4);
+	SAME_AS_PLAIN();
+	TEST_ASSERT_EQ(mthpd_discover_cached(&c, root, not_b, NULL, 0, 0, procs, 16, &stored), 5);
+	TEST_ASSERT_EQ(c.walks, 4);
+
+	test_case = "cache: cleared by the caller (a reload)";
+	c.valid = false;
+	TEST_ASSERT_EQ(mthpd_discover_cached(&c, root, NULL, NULL, 0, 0, procs, 16, &stored), 7);
+	TEST_ASSERT_EQ(c.walks, 5);
+
+	test_case = "cache: without an inotify fd, every call walks";
+	{
+		struct mthpd_discover_cache none = {.inotify_fd = -1};
+
+		TEST_ASSERT_EQ(mthpd_discover_cached(&none, root, not_b, NULL, 0, 0, procs, 16, &stored), 5);
+		TEST_ASSERT_EQ(none.walks + none.reuses, 0);
+		SAME_AS_PLAIN();
+	}
+#undef SAME_AS_PLAIN
+	mthpd_discover_cache_free(&c);
+	(void)close(c.inotify_fd);
+	(void)snprintf(path, sizeof(path), "rm -rf '%s'", root);
+	(void)!system(path);
+	test_case = NULL;
+}
+
 int main(void)
 {
 	test_mountinfo();
 	test_unit();
 	test_walk();
+	test_cache();
 	return test_finish();
 }
