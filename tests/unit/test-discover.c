@@ -78,6 +78,22 @@ static void put(const char *rel, const char *text)
 	}
 }
 
+/* A synthetic cgroup tree in a new root: the root, a.slice and b.slice, with these pids. */
+static void tree_make(const char *procs, const char *a, const char *b)
+{
+	char path[128];
+
+	(void)snprintf(root, sizeof(root), "/tmp/mthpd-discover-XXXXXX");
+	TEST_ASSERT(mkdtemp(root) != NULL);
+	(void)snprintf(path, sizeof(path), "%s/a.slice", root);
+	TEST_ASSERT_EQ(mkdir(path, 0755), 0);
+	(void)snprintf(path, sizeof(path), "%s/b.slice", root);
+	TEST_ASSERT_EQ(mkdir(path, 0755), 0);
+	put("cgroup.procs", procs);
+	put("a.slice/cgroup.procs", a);
+	put("b.slice/cgroup.procs", b);
+}
+
 static bool not_b(void *userdata _unused_, const char *cgroup, const char *unit _unused_)
 {
 	return strcmp(cgroup, "/b.slice") != 0;
@@ -100,15 +116,7 @@ static void test_walk(void)
 	char cmd[128];
 
 	test_case = "walk a synthetic tree";
-	(void)snprintf(root, sizeof(root), "/tmp/mthpd-discover-XXXXXX");
-	TEST_ASSERT(mkdtemp(root) != NULL);
-	(void)snprintf(cmd, sizeof(cmd), "%s/a.slice", root);
-	TEST_ASSERT_EQ(mkdir(cmd, 0755), 0);
-	(void)snprintf(cmd, sizeof(cmd), "%s/b.slice", root);
-	TEST_ASSERT_EQ(mkdir(cmd, 0755), 0);
-	put("cgroup.procs", "1\n2\n");
-	put("a.slice/cgroup.procs", "3\n4\n5\n6\n");
-	put("b.slice/cgroup.procs", "7\n8\n9\n10\n");
+	tree_make("1\n2\n", "3\n4\n5\n6\n", "7\n8\n9\n10\n");
 
 	TEST_ASSERT_EQ(mthpd_discover(root, NULL, NULL, 0, 0, procs, 8, &stored), 10);
 	TEST_ASSERT_EQ(stored, 8);
@@ -166,15 +174,7 @@ static void test_cache(void)
 
 	test_case = "cache: the first call walks";
 	TEST_ASSERT(c.inotify_fd >= 0);
-	(void)snprintf(root, sizeof(root), "/tmp/mthpd-discover-XXXXXX");
-	TEST_ASSERT(mkdtemp(root) != NULL);
-	(void)snprintf(path, sizeof(path), "%s/a.slice", root);
-	TEST_ASSERT_EQ(mkdir(path, 0755), 0);
-	(void)snprintf(path, sizeof(path), "%s/b.slice", root);
-	TEST_ASSERT_EQ(mkdir(path, 0755), 0);
-	put("cgroup.procs", "1\n");
-	put("a.slice/cgroup.procs", "3\n4\n");
-	put("b.slice/cgroup.procs", "7\n");
+	tree_make("1\n", "3\n4\n", "7\n");
 	TEST_ASSERT_EQ(mthpd_discover_cached(&c, root, not_b, NULL, 0, 0, procs, 16, &stored), 3);
 	TEST_ASSERT_EQ(mask(procs, stored), 0x1aUL); /* 1, 3, 4 */
 	TEST_ASSERT_EQ(c.walks, 1);
