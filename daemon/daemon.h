@@ -117,8 +117,18 @@ struct daemon {
  */
 #define QUIET_MAX_USEC (60ULL * 1000000ULL)
 #define QUIET_BACKOFF_MIN_USEC (1000000ULL)
-/* How often the fault count of a quiet process is read (a pass may come every 10 ms). */
+/*
+ * How often the fault count of a quiet process is read (a pass may come
+ * every 10 ms): 1 s after its visit, then twice as long after each read
+ * that found it unchanged, up to QUIET_CHECK_MAX_USEC.  On a node with
+ * hundreds of settled services these reads were most of the settled
+ * daemon's cost (issue 28): one pread of /proc/PID/stat each, 500 a
+ * second for 500 processes.
+ */
 #define QUIET_CHECK_USEC (1000000ULL)
+#define QUIET_CHECK_MAX_USEC (4000000ULL)
+/* An idle daemon's pass, once a second, counts a read due this much early, not to miss it by a hair. */
+#define QUIET_CHECK_SLACK_USEC (200000ULL)
 /* smaps_rollup of a process with THP disabled, at most this often (read_rollup()) */
 #define ROLLUP_THP_DISABLED_USEC (10ULL * 1000000ULL)
 /*
@@ -172,7 +182,7 @@ struct target_ctx {
 struct visit_ctx {
 	struct daemon *d;
 	uint64_t *bytes_left; /* per policy: its max_bytes_per_pass still unspent (UINT64_MAX: none) */
-	bool check_quiet;     /* read every quiet process's fault count, whenever it was last read */
+	bool check_quiet;     /* the idle daemon's pass: a fault count due within QUIET_CHECK_SLACK_USEC is read */
 };
 
 /* CLOCK_MONOTONIC in microseconds: the daemon's clock for timers, pacing and backoffs. */
@@ -252,7 +262,7 @@ void reload_now(struct daemon *d);
 /* pass.c */
 /* /proc/PID/comm without its newline.  Returns 0 or -errno. */
 int daemon_read_comm(const struct daemon *d, pid_t pid, char *buf, size_t size);
-/* One pass; @check_quiet: read every quiet process's fault count (the idle daemon's pass). */
+/* One pass; @check_quiet: the idle daemon's pass, which reads the quiet processes' fault counts due soon too. */
 void pass_run(struct daemon *d, bool check_quiet);
 /* Between passes: a matched process never visited yet?  (a pass then, at once) */
 bool pass_newcomers(struct daemon *d);

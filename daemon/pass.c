@@ -338,7 +338,7 @@ bool pass_settled(const struct daemon *d)
 	return true;
 }
 
-/* One pass; @check_quiet: read every quiet process's fault count (the idle daemon's pass). */
+/* One pass; @check_quiet: the idle daemon's pass, which reads the quiet processes' fault counts due soon too. */
 void pass_run(struct daemon *d, bool check_quiet)
 {
 	const struct mthpd_config *c = d->cfg;

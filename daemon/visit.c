@@ -261,10 +261,18 @@ static void read_rollup(struct daemon *d, struct mthpd_sched_proc *p,
 		p->cov.rollup_usec = now;
 }
 
+/* Whether the fault count of quiet @p is to be read now (QUIET_CHECK_USEC). */
+static bool quiet_check_due(const struct visit_ctx *vc, const struct mthpd_sched_proc *p, uint64_t now)
+{
+	uint64_t every = p->quiet_check_usec ? p->quiet_check_usec : QUIET_CHECK_USEC;
+
+	return now - p->quiet_checked + (vc->check_quiet ? QUIET_CHECK_SLACK_USEC : 0) >= every;
+}
+
 /*
  * Whether @p is settled: quiet since a visit found nothing to do, and no
- * new fault since (one pread of /proc/PID/stat a second instead of a
- * visit; in an idle daemon's pass, once a second, every time).
+ * new fault since (one pread of /proc/PID/stat instead of a visit, 1 s
+ * after the visit, then less and less often while it stays quiet).
  */
 static bool is_settled(const struct visit_ctx *vc, struct mthpd_sched_proc *p, uint64_t now)
 {
@@ -272,7 +280,7 @@ static bool is_settled(const struct visit_ctx *vc, struct mthpd_sched_proc *p, u
 
 	if (!p->open || p->quiet_until <= now)
 		return false;
-	return (!vc->check_quiet && now - p->quiet_checked < QUIET_CHECK_USEC) ||
+	return !quiet_check_due(vc, p, now) ||
 	       (mthpd_target_faults(&p->t, &f) == 0 && f == p->quiet_faults);
 }
 
@@ -408,6 +416,7 @@ static void note_quiet(struct mthpd_sched_proc *p, const struct target_ctx *tc, 
 		p->backoff_usec = QUIET_MAX_USEC;
 	p->quiet_faults = faults;
 	p->quiet_checked = now_usec();
+	p->quiet_check_usec = QUIET_CHECK_USEC;
 	p->quiet_until = p->quiet_checked + (p->backoff_usec ? p->backoff_usec : QUIET_MAX_USEC);
 }
 
@@ -497,8 +506,13 @@ int visit_process(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance
 	if (hold == MTHPD_HOLD_SETTLED) {
 		uint64_t now = now_usec();
 
-		if (vc->check_quiet || now - p->quiet_checked >= QUIET_CHECK_USEC)
+		/* read and unchanged: the next read waits twice as long */
+		if (quiet_check_due(vc, p, now)) {
 			p->quiet_checked = now;
+			p->quiet_check_usec = p->quiet_check_usec ? 2 * p->quiet_check_usec : 2 * QUIET_CHECK_USEC;
+			if (p->quiet_check_usec > QUIET_CHECK_MAX_USEC)
+				p->quiet_check_usec = QUIET_CHECK_MAX_USEC;
+		}
 		d->metrics.quiet++;
 		p->resume = 0;
 		return 0;

@@ -41,10 +41,12 @@ struct mthpd_sched_proc {
 	/*
 	 * A process with nothing left to do is skipped until @quiet_until
 	 * (monotonic us) while its fault count stays @quiet_faults: no new
-	 * page, nothing new to collapse; the count is read at most once a
-	 * second (@quiet_checked).  Set by the daemon after a visit.
+	 * page, nothing new to collapse; the count is read 1 s after the
+	 * visit, then less and less often while it stays the same
+	 * (@quiet_checked, @quiet_check_usec).  Set by the daemon.
 	 */
 	uint64_t quiet_faults, quiet_until, quiet_checked, backoff_usec;
+	uint64_t quiet_check_usec; /* how long after quiet_checked the next read is (daemon.h) */
 	/*
 	 * Its last visit planned collapses that were held back (memory
 	 * pressure, alloc_sleep_millisecs, max_bytes_per_pass): quiet or not,
