@@ -348,8 +348,7 @@ static void listed_make(const struct metrics *m, struct listed *l)
 
 		i = unit_sum(m, i, &u);
 	}
-	for (size_t i = 0; i < m->nr_units; i++)
-		total += 1;
+	total += m->nr_units; /* an upper bound: a unit may be in both */
 	if (total <= m->max_units)
 		return;
 	/* without memory for the ranking, every unit keeps its series, as before the cap */

@@ -130,7 +130,6 @@ int main(int argc, char **argv)
 	size_t nchunks = 0, nkeep = 0, i, r, nrings = 0;
 	uint64_t *seen = NULL, max_pfn, nwords;
 	struct iovec *keep = NULL;
-	char *huge = NULL;
 	size_t huge_len = 0, held_huge = 0;
 	double t0 = now_sec();
 	struct sigaction sa;
@@ -260,7 +259,6 @@ int main(int argc, char **argv)
 			break;
 		for (i = 0; i < len; i += 2UL << 20)
 			p[i] = 1;
-		huge = p;
 		huge_len += len;
 	}
 	if (huge_len) {
@@ -274,7 +272,6 @@ int main(int argc, char **argv)
 		if (f)
 			fclose(f);
 	}
-	(void)huge;
 
 	printf("{\"pid\":%d,\"pinned\":%zu,\"taken_mib\":%zu,\"held_huge\":%zu,\"free_mib\":%ld,"
 	       "\"free_pmd_blocks\":%" PRIu64 ",\"seconds\":%.1f}\n",
