@@ -13,6 +13,14 @@
 // interval, the lookups done in it per second, and a byte of the chains'
 // keys that keeps the lookups from being dead code), so that a bench can
 // follow the throughput over time against other events.
+//
+// Lookup MIB check: the same service checking its own memory, for
+// bench/soak.  Every slot holds mix(index), so each lookup also compares
+// the value it found with the one it should have found, and every
+// interval one more stretch of the table is compared in order, the whole
+// table once per "sweep".  Each "rate" line then ends in the count of
+// wrong values seen so far, and each finished sweep prints
+// "check SWEEPS BAD".  Another loop, so that bench/jvm's is untouched.
 public final class Lookup {
 	private static final long INTERVAL_NS = 500_000_000L;
 	private static final int BATCH = 1 << 14;
@@ -32,9 +40,48 @@ public final class Lookup {
 		return (int) (((h >>> 32) * n) >>> 32);
 	}
 
+	// The lookups of main(), one chain, each value compared with what was
+	// written, and STRETCH slots compared in order every interval.
+	private static void checking(long[] table, long n) {
+		final int stretch = 1 << 20;
+		long k = 1, done = 0, bad = 0, sweeps = 0;
+		int at = 0;
+		long start = System.nanoTime();
+		long next = start + INTERVAL_NS;
+		for (;;) {
+			for (int i = 0; i < BATCH; i++) {
+				int s = slot(k, n);
+				long v = table[s];
+				if (v != mix(s))
+					bad++;
+				k = mix(k + v);
+			}
+			done += BATCH;
+			long t = System.nanoTime();
+			if (t >= next) {
+				int end = (int) Math.min(n, (long) at + stretch);
+				for (int i = at; i < end; i++)
+					if (table[i] != mix(i))
+						bad++;
+				at = end;
+				if (at == n) {
+					at = 0;
+					sweeps++;
+					System.out.println("check " + sweeps + " " + bad);
+				}
+				System.out.println("rate " + System.currentTimeMillis() + " "
+						+ (done * 1_000_000_000L / (t - start)) + " " + bad);
+				System.out.flush();
+				done = 0;
+				start = t;
+				next = t + INTERVAL_NS;
+			}
+		}
+	}
+
 	public static void main(String[] args) {
-		if (args.length != 1) {
-			System.err.println("usage: Lookup MIB");
+		if (args.length != 1 && !(args.length == 2 && args[1].equals("check"))) {
+			System.err.println("usage: Lookup MIB [check]");
 			System.exit(2);
 		}
 		long mib = Long.parseLong(args[0]);
@@ -48,6 +95,8 @@ public final class Lookup {
 			table[i] = mix(i);
 		System.out.println("ready pid=" + ProcessHandle.current().pid() + " slots=" + n);
 		System.out.flush();
+		if (args.length == 2)
+			checking(table, n);
 
 		long k0 = 1, k1 = 2, k2 = 3, k3 = 4;
 		long done = 0;
