@@ -264,9 +264,10 @@ static int setup_events(struct daemon *d)
 
 /*
  * Each process kept open from pass to pass holds three fds (pagemap,
- * stat, pidfd).  mthpd uses poll(), not select(), so the soft limit may go
- * up to the hard one (systemd's advice for LimitNOFILE=); past it, targets
- * are closed after each visit.
+ * stat, pidfd), and discovery keeps up to MTHPD_DISCOVER_MAX_FDS
+ * cgroup.procs open.  mthpd uses poll(), not select(), so the soft limit
+ * may go up to the hard one (systemd's advice for LimitNOFILE=); past it,
+ * targets are closed after each visit.
  */
 static void setup_fd_limit(struct daemon *d)
 {
@@ -278,7 +279,9 @@ static void setup_fd_limit(struct daemon *d)
 	}
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
 		rl.rlim_cur = 1024;
-	d->max_open = rl.rlim_cur > 128 ? (size_t)(rl.rlim_cur - 64) / 3 : 21;
+	d->max_open = rl.rlim_cur > 128 + MTHPD_DISCOVER_MAX_FDS
+			      ? (size_t)(rl.rlim_cur - 64 - MTHPD_DISCOVER_MAX_FDS) / 3
+			      : 21;
 }
 
 static int setup(struct daemon *d)

@@ -83,8 +83,12 @@ struct walk {
 	bool cache_failed;
 };
 
-/* Remembers the wanted cgroup @cgpath (of @unit) for the calls that do not walk. */
-static void cache_add(struct walk *w, const char *cgpath, const char *unit)
+/*
+ * Remembers the wanted cgroup @cgpath (of @unit) for the calls that do not
+ * walk, with its cgroup.procs open in @fd (taken; -1: none), so that
+ * they read it again with one pread and no open.
+ */
+static void cache_add(struct walk *w, const char *cgpath, const char *unit, int fd)
 {
 	struct mthpd_discover_cache *c = w->cache;
 
@@ -94,6 +98,7 @@ static void cache_add(struct walk *w, const char *cgpath, const char *unit)
 
 		if (!v) {
 			w->cache_failed = true;
+			closep(&fd);
 			return;
 		}
 		c->cgroups = v;
@@ -101,12 +106,16 @@ static void cache_add(struct walk *w, const char *cgpath, const char *unit)
 	}
 	c->cgroups[c->n].cgroup = strdup(cgpath);
 	c->cgroups[c->n].unit = strdup(unit);
+	c->cgroups[c->n].fd = fd;
 	if (!c->cgroups[c->n].cgroup || !c->cgroups[c->n].unit) {
 		free(c->cgroups[c->n].cgroup);
 		free(c->cgroups[c->n].unit);
+		closep(&fd);
 		w->cache_failed = true;
 		return;
 	}
+	if (fd >= 0)
+		c->open++;
 	c->n++;
 }
 
@@ -132,23 +141,27 @@ static void add_pid(struct walk *w, long pid, const char *cgpath, const char *un
 }
 
 /*
- * Reads the pids of @file below @dfd (a cgroup's "cgroup.procs") into the
- * walk's window: read() and a parse of its own, not stdio, whose fstat and
- * fcntl per file were a third of the system calls of a settled daemon's
- * discovery.  Returns 0, or -errno of the open (-ENOENT: the cgroup is gone).
+ * Reads the pids of a cgroup's "cgroup.procs", open in @fd, from its
+ * start into the walk's window: pread() and a parse of its own, not
+ * stdio, whose fstat and fcntl per file were a third of the system calls
+ * of a settled daemon's discovery.  Only a read of nothing is the end: a
+ * seq_file such as cgroup.procs hands out whole lines of one page at a
+ * time (4092 bytes of 682 pids, measured), so a short read is not.
+ * Returns 0, or -errno of the read (-ENODEV: the cgroup was removed).
  */
-static int read_procs(struct walk *w, int dfd, const char *file, const char *cgpath, const char *unit)
+static int read_procs(struct walk *w, int fd, const char *cgpath, const char *unit)
 {
-	_cleanup_close_ int fd = openat(dfd, file, O_RDONLY | O_CLOEXEC);
 	char buf[4096];
 	bool digits = false;
 	long pid = 0;
+	off_t off = 0;
 	ssize_t n;
 
-	if (fd < 0)
-		return -errno;
-	/* a read that fails (the cgroup went away) ends the list, as end of file does */
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
+	do {
+		n = pread(fd, buf, sizeof(buf), off);
+		if (n < 0)
+			return -errno;
+		off += n;
 		for (ssize_t i = 0; i < n; i++) {
 			if (buf[i] >= '0' && buf[i] <= '9') {
 				pid = pid > 0x3fffffff ? pid : pid * 10 + (buf[i] - '0');
@@ -160,14 +173,20 @@ static int read_procs(struct walk *w, int dfd, const char *file, const char *cgp
 			pid = 0;
 			digits = false;
 		}
+	} while (n > 0);
 	if (digits)
 		add_pid(w, pid, cgpath, unit);
 	return 0;
 }
 
-/* The processes of the cgroup in @dfd, if the filter wants them. */
+/*
+ * The processes of the cgroup in @dfd, if the filter wants them.  A walk
+ * that fills a cache keeps the file open there, up to
+ * MTHPD_DISCOVER_MAX_FDS of them.
+ */
 static int add_procs(struct walk *w, int dfd, const char *cgpath)
 {
+	_cleanup_close_ int fd = -1;
 	char unit[256];
 	int r;
 
@@ -176,10 +195,13 @@ static int add_procs(struct walk *w, int dfd, const char *cgpath)
 	/* Reading cgroup.procs walks the cgroup's tasks: only where wanted. */
 	if (w->filter && !w->filter(w->userdata, cgpath, unit))
 		return 0;
+	fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno; /* ENOENT: removed under us */
+	r = read_procs(w, fd, cgpath, unit);
 	if (w->cache && !w->cache_failed)
-		cache_add(w, cgpath, unit);
-	r = read_procs(w, dfd, "cgroup.procs", cgpath, unit);
-	return r == -ENOENT ? 0 : r; /* removed under us */
+		cache_add(w, cgpath, unit, w->cache->open < MTHPD_DISCOVER_MAX_FDS ? TAKE_FD(fd) : -1);
+	return r == -ENODEV ? 0 : r;
 }
 
 /* Watches the directory of cgroup @path for cgroups made, removed or moved in it. */
@@ -265,14 +287,21 @@ void mthpd_discover_cache_free(struct mthpd_discover_cache *cache)
 	for (size_t i = 0; i < cache->n; i++) {
 		free(cache->cgroups[i].cgroup);
 		free(cache->cgroups[i].unit);
+		closep(&cache->cgroups[i].fd);
 	}
 	free(cache->cgroups);
 	cache->cgroups = NULL;
-	cache->n = cache->size = 0;
+	cache->n = cache->size = cache->open = 0;
 	cache->valid = false;
 }
 
-/* Whether anything came on the cache's inotify fd since the last look (it is read empty). */
+/*
+ * Whether anything came on the cache's inotify fd since the last look (it
+ * is read empty).  IN_IGNORED alone is not a change: it says that the
+ * watch of a removed directory is gone, whose removal its parent's watch
+ * has told already, and it comes late when that directory's cgroup.procs
+ * was still open in the list (until the walk that follows closes it).
+ */
 static bool tree_changed(const struct mthpd_discover_cache *cache)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
@@ -280,7 +309,13 @@ static bool tree_changed(const struct mthpd_discover_cache *cache)
 	ssize_t n;
 
 	while ((n = read(cache->inotify_fd, buf, sizeof(buf))) > 0)
-		changed = true;
+		for (ssize_t at = 0; at + (ssize_t)sizeof(struct inotify_event) <= n;) {
+			const struct inotify_event *e = (const void *)(buf + at);
+
+			if (e->mask != IN_IGNORED)
+				changed = true;
+			at += (ssize_t)(sizeof(*e) + e->len);
+		}
 	/* EAGAIN: nothing more; anything else: not to be trusted */
 	return changed || (n < 0 && errno != EAGAIN && errno != EINTR);
 }
@@ -299,20 +334,29 @@ int mthpd_discover_cached(struct mthpd_discover_cache *cache, const char *mount,
 		return mthpd_discover(mount, filter, userdata, skip, period, ret, max, ret_stored);
 	if (tree_changed(cache))
 		cache->valid = false;
-	root = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		return -errno;
 	if (cache->valid) {
 		cache->reuses++;
 		for (size_t i = 0; i < cache->n; i++) {
 			const struct mthpd_discover_cgroup *g = &cache->cgroups[i];
-			char file[sizeof(path) + sizeof("/cgroup.procs")];
+			_cleanup_close_ int own = -1;
+			int fd = g->fd;
 
-			/* one openat per cgroup: its file, below the mount */
-			(void)snprintf(file, sizeof(file), "%s%scgroup.procs", g->cgroup + 1,
-				       g->cgroup[1] ? "/" : "");
-			r = read_procs(&w, root, file, g->cgroup, g->unit);
-			if (r == -ENOENT) {
+			if (fd < 0) {
+				/* past MTHPD_DISCOVER_MAX_FDS: one openat below the mount */
+				char file[sizeof(path) + sizeof("/cgroup.procs")];
+
+				(void)snprintf(file, sizeof(file), "%s%scgroup.procs", g->cgroup + 1,
+					       g->cgroup[1] ? "/" : "");
+				if (root < 0)
+					root = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+				if (root < 0)
+					return -errno;
+				fd = own = openat(root, file, O_RDONLY | O_CLOEXEC);
+				if (fd < 0 && errno != ENOENT)
+					return -errno;
+			}
+			r = fd < 0 ? -ENOENT : read_procs(&w, fd, g->cgroup, g->unit);
+			if (r == -ENOENT || r == -ENODEV) {
 				cache->valid = false; /* gone: its event is on its way; walk next time */
 				continue;
 			}
@@ -322,6 +366,9 @@ int mthpd_discover_cached(struct mthpd_discover_cache *cache, const char *mount,
 	} else {
 		cache->walks++;
 		mthpd_discover_cache_free(cache);
+		root = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (root < 0)
+			return -errno;
 		w.cache = cache;
 		r = walk_dir(&w, root, path, 0, sizeof(path), 0);
 		if (r < 0) {

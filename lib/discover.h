@@ -61,17 +61,21 @@ int mthpd_discover(const char *mount, mthpd_discover_filter filter, void *userda
  * watched (inotify: a directory made, removed or moved in it; the kernel
  * says so for cgroups, which are made and removed with mkdir and rmdir);
  * until an event comes, a call reads the cgroup.procs of the wanted ones
- * only.  New processes in them are found as before: their cgroup.procs
+ * only, with one pread each on a file kept open (the first
+ * MTHPD_DISCOVER_MAX_FDS; the others are opened each time).  New processes in them are found as before: their cgroup.procs
  * is read every time.
  */
+#define MTHPD_DISCOVER_MAX_FDS 256
+
 struct mthpd_discover_cache {
 	int inotify_fd; /* the caller's, IN_NONBLOCK; -1: no cache, every call walks */
 	bool valid;     /* the list is what the tree holds now */
 	struct mthpd_discover_cgroup {
 		char *cgroup; /* path below the mount */
 		char *unit;
+		int fd;       /* its cgroup.procs, kept open; -1 past MTHPD_DISCOVER_MAX_FDS */
 	} *cgroups;
-	size_t n, size;
+	size_t n, size, open; /* open: how many of them have an fd */
 	unsigned long walks, reuses; /* calls that walked the tree, calls that did not */
 };
 

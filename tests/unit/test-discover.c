@@ -3,14 +3,17 @@
  * discover: the cgroup2 mount from mountinfo, a cgroup's unit from its
  * path, and the walk over a synthetic cgroup tree (directories with
  * cgroup.procs files): the filter, and the window that lets more processes
- * than max_pids_per_pass take turns.
+ * than max_pids_per_pass take turns.  As root on a cgroup2 host, also a
+ * real cgroup.procs longer than one page, read through the cache.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "discover.h"
@@ -179,6 +182,7 @@ static void test_cache(void)
 	TEST_ASSERT_EQ(mask(procs, stored), 0x1aUL); /* 1, 3, 4 */
 	TEST_ASSERT_EQ(c.walks, 1);
 	TEST_ASSERT_EQ(c.n, 2); /* the root and a.slice: b.slice is not wanted */
+	TEST_ASSERT_EQ(c.open, 2); /* their cgroup.procs kept open */
 	SAME_AS_PLAIN();
 
 	test_case = "cache: a new pid in a wanted cgroup, without a walk";
@@ -240,11 +244,139 @@ static void test_cache(void)
 	test_case = NULL;
 }
 
+/*
+ * The files the cache keeps open: at most MTHPD_DISCOVER_MAX_FDS, the
+ * cgroups past them read with an open each time; a file longer than one
+ * read's buffer is read to its end, through the open file too.
+ */
+static void test_cache_fds(void)
+{
+	enum { CGROUPS = MTHPD_DISCOVER_MAX_FDS + 44, BIG = 1500 };
+	struct mthpd_discover_cache c = {.inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)};
+	struct mthpd_proc *procs = calloc(CGROUPS + 2 * BIG, sizeof(*procs));
+	size_t stored = 0;
+	char path[128], text[BIG * 8 + 1];
+
+	test_case = "cache fds: capped, the rest opened each time";
+	TEST_ASSERT(procs != NULL && c.inotify_fd >= 0);
+	if (!procs)
+		return;
+	tree_make("", "", "");
+	for (int i = 0; i < CGROUPS; i++) {
+		(void)snprintf(path, sizeof(path), "%s/a.slice/c%d", root, i);
+		TEST_ASSERT_EQ(mkdir(path, 0755), 0);
+		(void)snprintf(path, sizeof(path), "a.slice/c%d/cgroup.procs", i);
+		(void)snprintf(text, sizeof(text), "%d\n", 1000 + i);
+		put(path, text);
+	}
+	TEST_ASSERT_EQ(mthpd_discover_cached(&c, root, NULL, NULL, 0, 0, procs, CGROUPS + 2 * BIG,
+					     &stored), CGROUPS);
+	TEST_ASSERT_EQ(c.n, CGROUPS + 3); /* and the root, a.slice, b.slice */
+	TEST_ASSERT_EQ(c.open, MTHPD_DISCOVER_MAX_FDS);
+
+	test_case = "cache fds: a long file, kept open and not";
+	text[0] = '\0';
+	for (int i = 0; i < BIG; i++)
+		(void)snprintf(text + strlen(text), sizeof(text) - strlen(text), "%d\n", 100000 + i);
+	TEST_ASSERT(strlen(text) > 4096);
+	put("cgroup.procs", text); /* walked first: open */
+	(void)snprintf(path, sizeof(path), "a.slice/c%d/cgroup.procs", CGROUPS - 1); /* past the cap */
+	put(path, text);
+	TEST_ASSERT_EQ(mthpd_discover_cached(&c, root, NULL, NULL, 0, 0, procs, CGROUPS + 2 * BIG,
+					     &stored), CGROUPS - 1 + 2 * BIG);
+	TEST_ASSERT_EQ(c.walks, 1);
+	TEST_ASSERT_EQ(stored, CGROUPS - 1 + 2 * BIG);
+	mthpd_discover_cache_free(&c);
+	TEST_ASSERT_EQ(c.open, 0);
+	(void)close(c.inotify_fd);
+	free(procs);
+	(void)snprintf(path, sizeof(path), "rm -rf '%s'", root);
+	(void)!system(path);
+	test_case = NULL;
+}
+
+static char live_cgroup[128];
+
+static bool only_live(void *userdata _unused_, const char *cgroup, const char *unit _unused_)
+{
+	return strcmp(cgroup, live_cgroup) == 0;
+}
+
+/*
+ * A real cgroup.procs of 1,000 processes is a seq_file that hands out one
+ * page of whole lines per read (4092 bytes), not its end: the walk and the
+ * cache's pread of the file it keeps open find all of them, twice.
+ */
+static void test_live_long_procs(void)
+{
+	enum { KIDS = 1000 };
+	struct mthpd_discover_cache c = {.inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)};
+	struct mthpd_proc *procs = calloc(KIDS + 16, sizeof(*procs));
+	char mount[256], dir[512], file[600], *text = NULL;
+	size_t stored = 0, size = 0;
+	pid_t kids[KIDS];
+	FILE *f;
+	int n = 0;
+
+	f = fopen("/proc/self/mountinfo", "re");
+	if (f) {
+		(void)!getdelim(&text, &size, '\0', f);
+		fclose(f);
+	}
+	if (geteuid() != 0 || !text || mthpd_mountinfo_cgroup2(text, mount, sizeof(mount)) < 0 || !procs) {
+		printf("SKIP: live cgroup.procs: not root on a cgroup2 host\n");
+		free(text);
+		free(procs);
+		(void)close(c.inotify_fd);
+		return;
+	}
+	free(text);
+	test_case = "live: a cgroup.procs longer than a page";
+	(void)snprintf(live_cgroup, sizeof(live_cgroup), "/mthpd-test-discover-%d", (int)getpid());
+	(void)snprintf(dir, sizeof(dir), "%s%s", mount, live_cgroup);
+	(void)snprintf(file, sizeof(file), "%s/cgroup.procs", dir);
+	TEST_ASSERT_EQ(mkdir(dir, 0755), 0);
+	for (; n < KIDS; n++) {
+		kids[n] = fork();
+		if (kids[n] == 0) {
+			(void)pause();
+			_exit(0);
+		}
+		if (kids[n] < 0)
+			break;
+		f = fopen(file, "we");
+		if (f) {
+			fprintf(f, "%d\n", (int)kids[n]);
+			fclose(f);
+		}
+	}
+	TEST_ASSERT_EQ(n, KIDS);
+	TEST_ASSERT_EQ(mthpd_discover_cached(&c, mount, only_live, NULL, 0, 0, procs, KIDS + 16, &stored),
+		       n);
+	TEST_ASSERT_EQ(c.walks, 1);
+	TEST_ASSERT_EQ(mthpd_discover_cached(&c, mount, only_live, NULL, 0, 0, procs, KIDS + 16, &stored),
+		       n);
+	TEST_ASSERT_EQ(c.reuses, 1);
+	TEST_ASSERT_EQ(stored, (size_t)n);
+	for (int i = 0; i < n; i++)
+		(void)kill(kids[i], SIGKILL);
+	for (int i = 0; i < n; i++)
+		(void)waitpid(kids[i], NULL, 0);
+	mthpd_discover_cache_free(&c);
+	(void)close(c.inotify_fd);
+	for (int i = 0; i < 50 && rmdir(dir) < 0 && errno == EBUSY; i++)
+		(void)usleep(20000);
+	free(procs);
+	test_case = NULL;
+}
+
 int main(void)
 {
 	test_mountinfo();
 	test_unit();
 	test_walk();
 	test_cache();
+	test_cache_fds();
+	test_live_long_procs();
 	return test_finish();
 }
