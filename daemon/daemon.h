@@ -129,6 +129,11 @@ struct daemon {
 #define QUIET_CHECK_MAX_USEC (4000000ULL)
 /* An idle daemon's pass, once a second, counts a read due this much early, not to miss it by a hair. */
 #define QUIET_CHECK_SLACK_USEC (200000ULL)
+/*
+ * A process's successful collapses are logged once its walk ends, or
+ * after this long when it goes on (a paced walk of a large process).
+ */
+#define OK_LOG_USEC (10ULL * 1000000ULL)
 /* smaps_rollup of a process with THP disabled, at most this often (read_rollup()) */
 #define ROLLUP_THP_DISABLED_USEC (10ULL * 1000000ULL)
 /*

@@ -103,7 +103,7 @@ void log_visit(const struct log_visit *v)
 {
 	_cleanup_free_ char *msg = NULL;
 	int level = strcmp(v->result, "succeeded") == 0 ? LOG_LVL_INFO : LOG_LVL_NOTICE;
-	char sizes[160] = "", human[200] = "";
+	char sizes[160] = "", human[200] = "", over[64] = "";
 	size_t n = 0, h = 0;
 	unsigned long blocks = 0;
 	uint64_t bytes = 0;
@@ -130,18 +130,21 @@ void log_visit(const struct log_visit *v)
 	/* "held: memory pressure" where MTHPD_RESULT=held_pressure */
 	r = mthpd_result_from_name(v->result);
 	text = r >= 0 ? mthpd_result_text((enum mthpd_scan_result)r) : v->result;
+	if (v->visits > 1)
+		(void)snprintf(over, sizeof(over), " in %u visits over %.1f s", v->visits, v->seconds);
 	if (!journal) {
-		log_msg(level, "pid %d '%s' %s: %s: %s (policy %s)", (int)v->pid, v->comm,
-			v->unit[0] ? v->unit : v->cgroup, text, human, v->policy);
+		log_msg(level, "pid %d '%s' %s: %s: %s (policy %s)%s", (int)v->pid, v->comm,
+			v->unit[0] ? v->unit : v->cgroup, text, human, v->policy, over);
 		return;
 	}
-	msg = mthpd_text_format("pid %d '%s' %s: %s: %s", (int)v->pid, v->comm,
-		     v->unit[0] ? v->unit : v->cgroup, text, human);
+	msg = mthpd_text_format("pid %d '%s' %s: %s: %s%s", (int)v->pid, v->comm,
+		     v->unit[0] ? v->unit : v->cgroup, text, human, over);
 	(void)sd_journal_send("MESSAGE=%s", msg ? msg : OOM_LINE, "PRIORITY=%d", level,
 			      "MTHPD_PID=%d", (int)v->pid, "MTHPD_COMM=%s", v->comm, "MTHPD_CGROUP=%s",
 			      v->cgroup, "MTHPD_UNIT=%s", v->unit, "MTHPD_POLICY=%s", v->policy,
 			      "MTHPD_RESULT=%s", v->result, "MTHPD_BLOCKS=%lu", blocks,
-			      "MTHPD_BYTES=%" PRIu64, bytes, "MTHPD_SIZES=%s", sizes, NULL);
+			      "MTHPD_BYTES=%" PRIu64, bytes, "MTHPD_SIZES=%s", sizes,
+			      "MTHPD_VISITS=%u", v->visits ? v->visits : 1, NULL);
 }
 
 void log_split(const struct log_split *s)

@@ -49,13 +49,16 @@ struct log_visit {
 	const char *comm, *cgroup, *unit, *policy;
 	const char *result;      /* as in struct log_decision */
 	unsigned int counts[10]; /* blocks per order (2..9) */
+	unsigned int visits;     /* >1: summed over this many visits (MTHPD_VISITS=) */
+	double seconds;          /* ... from the first to the last */
 };
 
 /*
  * One record per process, pass and result: "pid 1234 'redis-server'
  * redis.service: succeeded: 2M x12, 64K x3", with MTHPD_RESULT=, MTHPD_BLOCKS=,
  * MTHPD_BYTES= and MTHPD_SIZES=2M:12,64K:3 under journald.  Succeeded at
- * info, anything else at notice.
+ * info, anything else at notice.  Successes summed over several visits
+ * end in "in 40 visits over 12.3 s" (MTHPD_VISITS=40).
  */
 void log_visit(const struct log_visit *v);
 

@@ -420,10 +420,25 @@ static void note_quiet(struct mthpd_sched_proc *p, const struct target_ctx *tc, 
 	p->quiet_until = p->quiet_checked + (p->backoff_usec ? p->backoff_usec : QUIET_MAX_USEC);
 }
 
-/* One log_visit() record per result: the visit's decisions by size (log.h). */
-static void log_tally(const struct mthpd_sched_proc *p, const struct mthpd_proc *proc,
-		      const struct mthpd_policy *pol, const struct target_ctx *tc)
+/*
+ * One log_visit() record per result: the visit's decisions by size
+ * (log.h).  Successes are summed in @p until its walk ends (@walk_end) or
+ * for OK_LOG_USEC: a paced walk collapses one range a visit, and a record
+ * each would be a journal line per 2 MiB.
+ */
+static void log_tally(struct mthpd_sched_proc *p, const struct mthpd_proc *proc,
+		      const struct mthpd_policy *pol, const struct target_ctx *tc, bool walk_end)
 {
+	const unsigned int *ok = tc->tally[MTHPD_SCAN_SUCCEED];
+	uint64_t now = now_usec();
+	bool any = false;
+
+	for (unsigned int o = 0; o < ARRAY_SIZE(p->ok_counts); o++) {
+		p->ok_counts[o] += ok[o];
+		any |= ok[o] > 0;
+	}
+	if (any && p->ok_visits++ == 0)
+		p->ok_since = now;
 	for (int res = 0; res < _MTHPD_SCAN_RESULT_MAX; res++) {
 		struct log_visit lv = {
 			.pid = proc->pid,
@@ -434,7 +449,17 @@ static void log_tally(const struct mthpd_sched_proc *p, const struct mthpd_proc 
 			.result = mthpd_result_name((enum mthpd_scan_result)res),
 		};
 
-		memcpy(lv.counts, tc->tally[res], sizeof(lv.counts));
+		if (res == MTHPD_SCAN_SUCCEED) {
+			if (!p->ok_visits || (!walk_end && now - p->ok_since < OK_LOG_USEC))
+				continue;
+			memcpy(lv.counts, p->ok_counts, sizeof(lv.counts));
+			lv.visits = p->ok_visits;
+			lv.seconds = (double)(now - p->ok_since) / 1e6;
+			memset(p->ok_counts, 0, sizeof(p->ok_counts));
+			p->ok_visits = 0;
+		} else {
+			memcpy(lv.counts, tc->tally[res], sizeof(lv.counts));
+		}
 		log_visit(&lv);
 	}
 }
@@ -582,7 +607,8 @@ int visit_process(void *userdata, struct mthpd_sched_proc *p, uint64_t allowance
 	}
 	if (r == 0 && faults_known && (tc.pending == 0 || tc.pending == tc.failed))
 		note_quiet(p, &tc, faults);
-	log_tally(p, proc, pol, &tc);
+	/* -EDQUOT: it goes on from where it stopped; anything else ends its walk */
+	log_tally(p, proc, pol, &tc, r != -EDQUOT);
 	d->metrics.targets++;
 	d->metrics.ranges_huge += st.ranges_huge;
 	*ret_spent = allowance - budget;

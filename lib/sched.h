@@ -74,6 +74,14 @@ struct mthpd_sched_proc {
 	/* pace=auto: its window and how long in a row its service waited */
 	struct mthpd_pace_auto pace_auto;
 	/*
+	 * The daemon's: blocks by order whose collapse succeeded in visits
+	 * not logged yet, how many such visits, and since when (monotonic
+	 * us): a paced walk is one record, not one per range (daemon/visit.c).
+	 */
+	unsigned int ok_counts[10];
+	unsigned int ok_visits;
+	uint64_t ok_since;
+	/*
 	 * What `mthpd status` and the metrics show of it, kept by the daemon:
 	 * how much of its memory is in PMD-mapped THPs (counted range by range
 	 * as the visits go, published when a sweep reaches the end), what

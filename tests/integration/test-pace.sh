@@ -52,10 +52,18 @@ if [ -n "$t0" ]; then
 	[ $((cpu_ms * 100)) -le $((wall_ms * 30)) ] ||
 		check_fail "the daemon worked ${cpu_ms} ms in ${wall_ms} ms: more than 30% for pace=10%"
 fi
-visits=$(grep -c "pid $P .*: succeeded: 2M x" "$TMP/run.log")
-echo "collapses of pid $P reported in $visits visits"
+# one record per walk (or per 10 s of it), saying over how many visits:
+# "pid P 'workload' ...: succeeded: 2M x64 (policy 50-a.conf) in 64 visits over 6.3 s"
+sleep 0.5 # the walk's last visit, which ends it and logs it, after the last huge range
+lines=$(grep -c "pid $P .*: succeeded: 2M x" "$TMP/run.log")
+visits=$(grep "pid $P .*: succeeded: 2M x" "$TMP/run.log" |
+	awk '{ v = 1; for (i = 1; i < NF; i++) if ($(i + 1) == "visits") v = $i; s += v } END { print s + 0 }')
+blocks=$(grep -o "pid $P .*: succeeded: 2M x[0-9]*" "$TMP/run.log" | awk -F x '{ s += $NF } END { print s + 0 }')
+echo "collapses of pid $P: $blocks in $visits visits, logged in $lines records"
 grep "pid $P .*: succeeded: 2M x" "$TMP/run.log" | head -3 | sed 's/^/   log: /'
 [ "$visits" -ge $((NR / 4)) ] || check_fail "$NR collapses in $visits visits: not paced (one range per call, then a rest)"
+[ "$blocks" = "$NR" ] || check_fail "the records sum to $blocks collapses, not $NR"
+[ $((lines * 4)) -le "$visits" ] || check_fail "$lines records for $visits visits: a paced walk should be logged whole, not per visit"
 [ "$(state passes_total)" -le 2 ] || check_fail "$(state passes_total) passes: the pace timer, not passes, should go on"
 memory_ok "$P" "$FD"
 
