@@ -600,6 +600,15 @@ static void prometheus_body(FILE *f, const struct metrics *m)
 		"# TYPE mthpd_alloc_hold_next_probe_seconds gauge\n"
 		"mthpd_alloc_hold_next_probe_seconds %.1f\n",
 		m->alloc_hold ? 1 : 0, alloc_probe_seconds(m));
+	fprintf(f,
+		"# HELP mthpd_config_last_reload_successful 0 while the last reload (SIGHUP, or a "
+		"change the watch saw) was refused and the configuration before it is in use.\n"
+		"# TYPE mthpd_config_last_reload_successful gauge\n"
+		"mthpd_config_last_reload_successful %d\n"
+		"# HELP mthpd_config_reload_failures_total Reloads refused since mthpd started.\n"
+		"# TYPE mthpd_config_reload_failures_total counter\n"
+		"mthpd_config_reload_failures_total %lu\n",
+		m->reload_failed ? 0 : 1, m->reload_failures);
 	if (m->version)
 		fprintf(f, "# HELP mthpd_build_info The version of the running mthpd.\n"
 			   "# TYPE mthpd_build_info gauge\nmthpd_build_info{version=\"%s\"} 1\n",

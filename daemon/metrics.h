@@ -81,6 +81,9 @@ struct metrics {
 	bool alloc_hold;
 	uint64_t alloc_probe_usec; /* its next probe, CLOCK_MONOTONIC */
 	char alloc_cause[96];      /* why, from /proc/buddyinfo at the last failure */
+	/* reloads refused (daemon/reload.c), and whether the last one was */
+	unsigned long reload_failures;
+	bool reload_failed;
 	pid_t pid;
 	struct state_ident ident; /* the daemon's own, for `mthpd status`; zero: unknown */
 	const char *version;      /* MTHPD_VERSION */

@@ -126,11 +126,15 @@ void reload_now(struct daemon *d)
 	int lock_fd = -1;
 
 	(void)sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=reloading", now_usec());
+	/* refused until it takes: mthpd_config_last_reload_successful */
+	d->metrics.reload_failed = true;
 	if (reload_load(d, &c) < 0) {
 		log_error("reload of '%s' failed: keeping the configuration in use",
 			  d->opts->config_dir);
+		d->metrics.reload_failures++;
 	} else if (reload_files(d, c, &lock_fd) < 0) {
 		mthpd_config_free(c);
+		d->metrics.reload_failures++;
 	} else {
 		struct mthpd_proc *procs = NULL;
 		pid_t *pids = NULL;
@@ -152,6 +156,7 @@ void reload_now(struct daemon *d)
 		if (grow && (!procs || !pids)) {
 			log_error("reload of '%s' failed: out of memory; keeping the configuration in use",
 				  d->opts->config_dir);
+			d->metrics.reload_failures++;
 			mthpd_config_free(c);
 			if (lock_fd >= 0)
 				(void)close(lock_fd);
@@ -169,6 +174,7 @@ void reload_now(struct daemon *d)
 		}
 		mthpd_config_free(d->cfg);
 		d->cfg = c;
+		d->metrics.reload_failed = false;
 
 		log_notice("reloaded '%s': %zu polic%s", d->opts->config_dir, c->nr_policies,
 			   c->nr_policies == 1 ? "y" : "ies");

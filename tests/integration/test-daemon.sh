@@ -96,6 +96,8 @@ grep -q "keeping the configuration in use" "$TMP/first.log" || check_fail "no 'k
 in_cgroup "$A" full
 PA2=$WL_PID BA2=$WL_BASE NA2=$WL_NR FDA2=$WL_FD
 huge_within "$PA2" "$BA2" "$NA2" 2048 || check_fail "after the failed reload, a new process in A was not collapsed: the old policy was lost"
+grep -qx 'mthpd_config_last_reload_successful 0' "$TMP/metrics.prom" ||
+	check_fail "metrics after a refused reload: $(grep reload "$TMP/metrics.prom")"
 rm "$CONF/policy.d/60-broken.conf"
 # A FIFO among the policies would block the reload forever: refused at once.
 # (the file watch may reload too: count the 'keeping' lines from here on)
@@ -108,6 +110,14 @@ grep -q "61-fifo.conf: not a regular file (a FIFO)" "$TMP/first.log" ||
 [ "$(grep -c "keeping the configuration in use" "$TMP/first.log")" -gt "$kept" ] ||
 	check_fail "the reload with a FIFO did not keep the configuration in use"
 rm "$CONF/policy.d/61-fifo.conf"
+reloaded=$(grep -c "reloaded '" "$TMP/first.log")
+kill -HUP "$DAEMON"
+for ((i = 0; i < 50; i++)); do [ "$(grep -c "reloaded '" "$TMP/first.log")" -gt "$reloaded" ] && break; sleep 0.1; done
+sleep 1.2 # the files, a second after the last write at most
+grep -qx 'mthpd_config_last_reload_successful 1' "$TMP/metrics.prom" ||
+	check_fail "metrics after a reload that took: $(grep reload "$TMP/metrics.prom")"
+f=$(sed -n 's/^mthpd_config_reload_failures_total //p' "$TMP/metrics.prom")
+[ "${f:-0}" -ge 2 ] || check_fail "mthpd_config_reload_failures_total is '$f' after two refused reloads"
 stop_daemon
 sed 's/^/   notify: /' "$TMP/first.notify"
 # READY, STATUS, WATCHDOG, RELOADING, READY again, STOPPING, in this order.
