@@ -1,12 +1,15 @@
 #!/bin/bash
-# deploy/prometheus (issue 29, part 3): the rules pass `promtool check
-# rules`, their unit tests (`promtool test rules`, synthetic series for
-# every alert, firing and not) pass, and every mthpd series and label the
-# rules query is one the daemon really writes: read from the metrics file
-# of a daemon run on a synthetic tree (no root needed), so that a renamed
-# metric breaks this test and not an operator's alert.
+# deploy/prometheus and deploy/grafana (issue 29, parts 3 and 4): the
+# rules pass `promtool check rules`, their unit tests (`promtool test
+# rules`, synthetic series for every alert, firing and not) pass, and
+# every mthpd series and label the rules and the dashboard query is one
+# the daemon really writes: read from the metrics file of a daemon run on
+# a synthetic tree (no root needed), so that a renamed metric breaks this
+# test and not an operator's alert or panel.  The dashboard's recording
+# rules must be ones the rules file records.
 . "$(dirname "$0")/fixture-lib.sh" prules
 RULES=$(dirname "$0")/../../deploy/prometheus
+DASH=$(dirname "$0")/../../deploy/grafana/mthpd.json
 if ! command -v promtool >/dev/null; then
 	echo "SKIP: no promtool (Debian: apt-get install prometheus)"
 	exit 77
@@ -53,6 +56,25 @@ for l in unit size; do
 	grep -q "\$labels.$l\|without ($l)" "$RULES/mthpd.rules.yml" || fail "the rules do not use the $l label any more: update this test"
 done
 echo "series the rules query, all written by mthpd: $(echo "$names" | wc -l)"
+
+# the dashboard: valid JSON, its queries' series written by mthpd or recorded by the rules
+jq -e '.panels | length > 0' "$DASH" >/dev/null || fail "$DASH: not a dashboard with panels"
+jq -r '.panels[].targets[].expr, (.templating.list[] | select(.type == "query") | .query)' "$DASH" >"$T/exprs"
+dnames=$(grep -oE '\bmthpd_[a-z_]+' "$T/exprs" | sort -u)
+for n in $dnames; do
+	grep -qE "^$n[{ ]" "$T/metrics.prom" || fail "the dashboard queries $n, which mthpd does not write"
+done
+for r in $(grep -oE '\bmthpd:[a-z_0-9:]+' "$T/exprs" | sort -u); do
+	grep -qE "^\s*- record: $r\s*$" "$RULES/mthpd.rules.yml" || fail "the dashboard queries $r, which the rules do not record"
+done
+# labels it groups by or names in a legend: the scrape's, or one mthpd writes
+for l in $({ grep -oE 'by \([a-z_, ]+\)' "$T/exprs" | sed 's/by (//; s/)//; s/,/ /g'
+	jq -r '.panels[].targets[].legendFormat' "$DASH" | grep -oE '\{\{[a-z_]+\}\}' | tr -d '{}'
+	grep -oE 'label_values\([^,]+, *[a-z_]+\)' "$T/exprs" | sed 's/.*, *//; s/)//'; } | sort -u); do
+	case $l in instance | job) continue ;; esac
+	grep -q "^mthpd_[a-z_]*{.*\b$l=\"" "$T/metrics.prom" || fail "the dashboard uses the label $l, which no mthpd series has"
+done
+echo "dashboard: $(jq '.panels | length' "$DASH") panels, series $(echo "$dnames" | wc -w), all written by mthpd or recorded"
 
 kill -TERM "$DAEMON"
 wait "$DAEMON"
