@@ -15,7 +15,9 @@
  *           max_ptes_none 0, so 2M misses, the order walk tries 64K blocks
  *           and the kpageflags of the occupied pages must be read
  *   sparse  a 16 GiB MAP_NORESERVE mapping: every 64th 2 MiB range fully
- *           written, one page in every 7th range (1.6% resident)
+ *           written, one page in every 7th range (1.6% resident); with
+ *           --sparse-every N, every Nth range fully written and no other
+ *           page (N 8: 2 GiB of 16 resident)
  *
  * Rows, for each child (a row only where it says so):
  *   floor        pread of /proc/CHILD/pagemap, 4 KiB (512 entries) for each
@@ -178,13 +180,15 @@ fail:
 static void usage(FILE *f)
 {
 	fputs("Usage: bench-scan --mthpd PATH [--runs N] [--dense-mib N] [--half-mib N]\n"
-	      "                  [--sparse-mib N] [--only dense|half|sparse] [--samples]\n"
-	      "                  [--plan-loop N]\n"
+	      "                  [--sparse-mib N] [--sparse-every N] [--only dense|half|sparse]\n"
+	      "                  [--samples] [--plan-loop N]\n"
 	      "Prints the cost of `mthpd plan` next to the raw pagemap read of the same\n"
 	      "resident pages (median of N runs, default 7).  Needs root.\n"
 	      "  --dense-mib N   size of the dense child (default 4096)\n"
 	      "  --half-mib N    size of the half-written child (default 4096)\n"
 	      "  --sparse-mib N  size of the sparse mapping (default 16384)\n"
+	      "  --sparse-every N  sparse: every Nth 2 MiB range written and nothing\n"
+	      "                  else (default: every 64th, and one page of every 7th)\n"
 	      "  --only S        measure one scenario\n"
 	      "  --samples       print every sample to stderr\n"
 	      "  --plan-loop N   profiling aid: only N in-process plan passes per child\n"
@@ -214,6 +218,7 @@ static int parse_opts(int argc, char **argv, struct opts *op)
 		{"dense-mib", required_argument, NULL, 'd'},
 		{"half-mib", required_argument, NULL, 'H'},
 		{"sparse-mib", required_argument, NULL, 's'},
+		{"sparse-every", required_argument, NULL, 'e'},
 		{"only", required_argument, NULL, 'o'},
 		{"plan-loop", required_argument, NULL, 'l'},
 		{"samples", no_argument, NULL, 'S'},
@@ -222,7 +227,7 @@ static int parse_opts(int argc, char **argv, struct opts *op)
 	};
 	int o;
 
-	while ((o = getopt_long(argc, argv, "m:r:d:H:s:o:l:Sh", lo, NULL)) >= 0) {
+	while ((o = getopt_long(argc, argv, "m:r:d:H:s:e:o:l:Sh", lo, NULL)) >= 0) {
 		switch (o) {
 		case 'm':
 			op->mthpd = optarg;
@@ -245,6 +250,19 @@ static int parse_opts(int argc, char **argv, struct opts *op)
 				return 2;
 			}
 			break;
+		case 'e': {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || *end || v == 0 || v > 1024 * 1024) {
+				fprintf(stderr, "bench-scan: --sparse-every: 1..%d\n", 1024 * 1024);
+				return 2;
+			}
+			op->sparse_every = (unsigned int)v;
+			break;
+		}
 		case 'o':
 			if (strcmp(optarg, "dense") && strcmp(optarg, "half") &&
 			    strcmp(optarg, "sparse")) {
@@ -297,7 +315,7 @@ static pid_t start_idle(void)
 	double unused_ms;
 	pid_t idle;
 
-	idle = spawn_child("idle", 0, &unused, &unused_ms);
+	idle = spawn_child("idle", 0, 0, &unused, &unused_ms);
 	if (idle < 0) {
 		fprintf(stderr, "bench-scan: the idle process for the CLI's fixed cost did not "
 				"start\n");
@@ -318,8 +336,8 @@ int main(int argc, char **argv)
 	bool first = true;
 	pid_t idle;
 
-	if (argc == 5 && strcmp(argv[1], CHILD_ARG) == 0)
-		child_main(argv[2], argv[3], argv[4]);
+	if (argc == 6 && strcmp(argv[1], CHILD_ARG) == 0)
+		child_main(argv[2], argv[3], argv[4], argv[5]);
 	status = parse_opts(argc, argv, &op);
 	if (status >= 0)
 		return status;
@@ -344,13 +362,20 @@ int main(int argc, char **argv)
 		{.name = "half", .kind = SC_HALF, .size = op.half_size, .orders = ORDERS_2M_64K,
 		 .max_ptes_none = 0, .cli_sizes = "2M,64K", .cli_none = "0"},
 		{.name = "sparse", .kind = SC_SPARSE, .size = op.sparse_size, .orders = ORDERS_2M,
-		 .max_ptes_none = -1},
+		 .max_ptes_none = -1, .every = op.sparse_every},
 	};
+	char sparse_desc[64];
+
+	if (op.sparse_every)
+		(void)snprintf(sparse_desc, sizeof(sparse_desc), "every %uth 2M range written",
+			       op.sparse_every);
+	else
+		(void)snprintf(sparse_desc, sizeof(sparse_desc),
+			       "every 64th 2M range written, 1 page in every 7th");
 	printf("median of %u runs (after 1 warm-up); dense: %" PRIu64 " MiB all written in 4K "
 	       "pages; half: %" PRIu64 " MiB, every other 64K block written, planned 2M,64K "
-	       "with max_ptes_none 0; sparse: %" PRIu64 " MiB MAP_NORESERVE, every 64th 2M "
-	       "range written, 1 page in every 7th\n",
-	       op.runs, op.dense_size / MIB, op.half_size / MIB, op.sparse_size / MIB);
+	       "with max_ptes_none 0; sparse: %" PRIu64 " MiB MAP_NORESERVE, %s\n",
+	       op.runs, op.dense_size / MIB, op.half_size / MIB, op.sparse_size / MIB, sparse_desc);
 	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
 		if (op.only && strcmp(op.only, layouts[i].name) != 0)
 			continue;

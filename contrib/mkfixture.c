@@ -55,7 +55,10 @@
  * like one larger folio either.  "folio_pfns contiguous" drops the holes for
  * the folios of the lines below it (as a fresh buddy allocator hands out
  * 64K folios one after another from one 2M block); "folio_pfns gapped"
- * brings them back.
+ * brings them back.  Past 12 GiB of small pages (the counter reaching the
+ * folios' base) the small counter goes on at 0x10000001, far above the
+ * folios (bench/synth lays down 16 GiB; kpageflags is then a sparse file of
+ * 2 GiB).
  *
  * Output: OUTDIR/proc/PID/{maps,smaps,pagemap,comm,status},
  * OUTDIR/proc/kpageflags and
@@ -115,10 +118,11 @@
 #define HUGE_ZERO_PFN 0x3c00ULL  /* the huge zero page: 512-aligned, below the others */
 #define SMALL_PFN_BASE 0x100001ULL
 #define FOLIO_PFN_BASE 0x400000ULL
+#define SMALL_PFN_HIGH 0x10000001ULL /* small pages past FOLIO_PFN_BASE go on here */
 #define SWAP_OFFSET_BASE 0x1000ULL
 
 #define MAX_PAGES_PER_LINE (1ULL << 22) /* 16 GiB of pages: a typo guard */
-#define MAX_PROCS 64
+#define MAX_PROCS 65536 /* a typo guard; bench/synth makes a few thousand */
 #define MAX_COMM 15                     /* TASK_COMM_LEN - 1 */
 
 enum kind {
@@ -181,8 +185,8 @@ struct spec {
 	bool khugepaged_absent, khugepaged_seen;
 	bool folio_pfns_contiguous;
 	unsigned int max_ptes[3]; /* none, swap, shared */
-	struct proc procs[MAX_PROCS];
-	size_t nprocs;
+	struct proc *procs;
+	size_t nprocs, cap_procs;
 	struct kpf *kpf;
 	size_t nkpf, cap_kpf;
 	uint64_t next_small_pfn, next_folio_pfn, next_swap_offset;
@@ -374,6 +378,10 @@ static void parse_process(struct spec *s, char **tok, size_t n)
 			spec_error(s, "process %" PRIu64 " is already described", pid);
 	if (s->nprocs == MAX_PROCS)
 		spec_error(s, "more than %d processes", MAX_PROCS);
+	if (s->nprocs == s->cap_procs) {
+		s->cap_procs = s->cap_procs ? 2 * s->cap_procs : 64;
+		s->procs = xreallocarray(s->procs, s->cap_procs, sizeof(*s->procs));
+	}
 	p = &s->procs[s->nprocs++];
 	*p = (struct proc){.pid = (int)pid};
 	snprintf(p->comm, sizeof(p->comm), "proc%d", p->pid);
@@ -483,7 +491,9 @@ static uint64_t alloc_small_pfn(struct spec *s)
 {
 	if (s->next_small_pfn % PMD_NR == 0)
 		s->next_small_pfn++;
-	if (s->next_small_pfn >= FOLIO_PFN_BASE)
+	if (s->next_small_pfn == FOLIO_PFN_BASE)
+		s->next_small_pfn = SMALL_PFN_HIGH;
+	if (s->next_small_pfn >= 2 * SMALL_PFN_HIGH)
 		die("too many 4K pages for the PFN space of a fixture");
 	return s->next_small_pfn++;
 }
@@ -494,6 +504,8 @@ static uint64_t alloc_folio_pfn(struct spec *s, uint64_t nr)
 
 	/* The hole keeps neighbours from forming a larger aligned run. */
 	s->next_folio_pfn = pfn + (s->folio_pfns_contiguous ? nr : 2 * nr);
+	if (s->next_folio_pfn >= SMALL_PFN_HIGH)
+		die("too many folios for the PFN space of a fixture");
 	return pfn;
 }
 

@@ -44,6 +44,8 @@ struct layout {
 	int max_ptes_none;        /* -1: khugepaged's sysfs value */
 	const char *cli_sizes;    /* the same, as CLI options (NULL: not given) */
 	const char *cli_none;
+	unsigned int every;       /* sparse: every Nth 2 MiB range written, no other
+				     page (0: every 64th, and one page of every 7th) */
 };
 
 /* How one in-process plan is run. */
@@ -135,6 +137,7 @@ struct opts {
 	const char *mthpd;
 	unsigned int runs;
 	uint64_t dense_size, half_size, sparse_size;
+	unsigned int sparse_every; /* --sparse-every (0: the default pattern) */
 	const char *only;         /* one scenario */
 	unsigned int plan_loop;   /* profiling aid: only N plan passes per child */
 	bool samples;             /* also print every sample (stderr) */
@@ -147,8 +150,10 @@ void reap_child(pid_t p);
 enum range_fill range_fill(const struct layout *l, uint64_t i);
 uint64_t resident_pages(const struct layout *l);
 double now_ms(void);
-_Noreturn void child_main(const char *kind, const char *mib, const char *parent);
-pid_t spawn_child(const char *kind, uint64_t size, uint64_t *ret_base, double *ret_touch_ms);
+_Noreturn void child_main(const char *kind, const char *mib, const char *every,
+			 const char *parent);
+pid_t spawn_child(const char *kind, uint64_t size, unsigned int every, uint64_t *ret_base,
+		  double *ret_touch_ms);
 long rollup_kb(pid_t pid, const char *field);
 
 /* operations.c */

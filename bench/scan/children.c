@@ -73,6 +73,8 @@ enum range_fill range_fill(const struct layout *l, uint64_t i)
 	case SC_SPARSE:
 		break;
 	}
+	if (l->every)
+		return i % l->every == 0 ? FILL_FULL : FILL_NONE;
 	if (i % 64 == 0)
 		return FILL_FULL;
 	if (i % 7 == 0)
@@ -127,10 +129,13 @@ double now_ms(void)
  * MIB PARENT`), so that its mm holds none of the bench's own memory: map,
  * align to 2 MiB, touch, write the base to stdout, wait to be killed.
  * KIND "idle" maps nothing: the tiny process for the CLI's fixed cost.
+ * EVERY is the sparse layout's struct layout.every.
  */
-_Noreturn void child_main(const char *kind, const char *mib, const char *parent)
+_Noreturn void child_main(const char *kind, const char *mib, const char *every,
+			 const char *parent)
 {
-	struct layout l = {.name = kind, .size = strtoull(mib, NULL, 10) * MIB};
+	struct layout l = {.name = kind, .size = strtoull(mib, NULL, 10) * MIB,
+			   .every = (unsigned int)strtoul(every, NULL, 10)};
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
 	uint64_t base = 0, head, tail;
 	char *map;
@@ -187,13 +192,13 @@ report:
 
 /*
  * Starts a child of @kind ("dense", "half", "sparse" or "idle") over @size
- * bytes.  Returns its pid and its base address once it has touched its
- * memory, or -1.
+ * bytes (sparse: with struct layout.every @every).  Returns its pid and its
+ * base address once it has touched its memory, or -1.
  */
-pid_t spawn_child(const char *kind, uint64_t size, uint64_t *ret_base,
-			 double *ret_touch_ms)
+pid_t spawn_child(const char *kind, uint64_t size, unsigned int every, uint64_t *ret_base,
+		  double *ret_touch_ms)
 {
-	char self[24], mib[24];
+	char self[24], mib[24], ev[24];
 	int p[2];
 	double t0 = now_ms();
 	pid_t pid;
@@ -201,6 +206,7 @@ pid_t spawn_child(const char *kind, uint64_t size, uint64_t *ret_base,
 
 	(void)snprintf(self, sizeof(self), "%d", (int)getpid());
 	(void)snprintf(mib, sizeof(mib), "%" PRIu64, size / MIB);
+	(void)snprintf(ev, sizeof(ev), "%u", every);
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
 	fflush(NULL);
@@ -214,7 +220,7 @@ pid_t spawn_child(const char *kind, uint64_t size, uint64_t *ret_base,
 		/* dup2 leaves the copy without O_CLOEXEC: the child's stdout. */
 		if (dup2(p[1], STDOUT_FILENO) < 0)
 			_exit(126);
-		execl("/proc/self/exe", "bench-scan", CHILD_ARG, kind, mib, self, (char *)NULL);
+		execl("/proc/self/exe", "bench-scan", CHILD_ARG, kind, mib, ev, self, (char *)NULL);
 		_exit(127);
 	}
 	remember_child(pid);

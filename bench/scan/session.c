@@ -50,7 +50,7 @@ int session_start(struct session *s, const struct layout *l, double *ret_touch_m
 	int r;
 
 	s->l = l;
-	s->pid = spawn_child(l->name, l->size, &s->base, ret_touch_ms);
+	s->pid = spawn_child(l->name, l->size, l->every, &s->base, ret_touch_ms);
 	if (s->pid < 0) {
 		fprintf(stderr, "bench-scan: %s: the child could not map or touch its memory\n",
 			l->name);
