@@ -150,7 +150,7 @@ int mthpd_pagemap_next_range(struct mthpd_pagemap *pm, uint64_t *cursor, uint64_
 				*cursor = addr + MTHPD_PMD_SIZE;
 				return 1;
 			}
-		} else if (pm->use_scan && !pm->last_populated) {
+		} else if (pm->use_scan && pm->queue && !pm->last_populated) {
 			/*
 			 * Holes: let the kernel's page-table walk skip them.
 			 * Dense memory never gets here: after a range that

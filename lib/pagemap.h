@@ -65,6 +65,13 @@ static inline uint64_t mthpd_pagemap_pfn(uint64_t entry)
 #define MTHPD_SCAN_PAGES 4096
 #define MTHPD_SCAN_QUEUE (MTHPD_SCAN_PAGES / MTHPD_PMD_NR + 2 * MTHPD_SCAN_REGIONS)
 
+/* A populated range named by a PAGEMAP_SCAN, with the span of pages [lo, hi) its regions cover. */
+struct mthpd_scan_hit {
+	uint64_t addr;
+	uint16_t lo, hi;
+	uint8_t huge; /* enum mthpd_huge: PAGEMAP_SCAN said PAGE_IS_HUGE for all of it */
+};
+
 struct mthpd_pagemap {
 	const struct mthpd_kif *kif;
 	int fd;
@@ -72,14 +79,13 @@ struct mthpd_pagemap {
 	bool last_populated; /* the range just read ends populated: read the next one straight */
 	/*
 	 * Populated ranges named by the last PAGEMAP_SCAN, below scanned_to
-	 * (its walk_end), each with the span of pages [lo, hi) its regions
-	 * cover: only those entries are read, the rest were empty.
+	 * (its walk_end): only their entries are read, the rest were empty.
+	 * MTHPD_SCAN_QUEUE of them (8 KiB), lent by the caller for the walk
+	 * under way, not kept: a daemon keeps a reader per process, and a
+	 * queue each was most of its memory per process (bench/synth: 9.3 KB
+	 * a process).  NULL: PAGEMAP_SCAN is not used.
 	 */
-	struct mthpd_scan_hit {
-		uint64_t addr;
-		uint16_t lo, hi;
-		uint8_t huge; /* enum mthpd_huge: PAGEMAP_SCAN said PAGE_IS_HUGE for all of it */
-	} queue[MTHPD_SCAN_QUEUE];
+	struct mthpd_scan_hit *queue;
 	unsigned int q_head, q_len;
 	uint64_t scanned_to;
 	/* What mthpd_pagemap_next_range() knows of the range it returned last. */

@@ -365,6 +365,7 @@ struct pass {
 	struct mthpd_knobs strict;     /* the knobs of a range collapsed before */
 	struct pending *batch;         /* whole 2M ranges waiting for one call */
 	size_t nbatch, batch_max;
+	struct mthpd_scan_hit *queue;  /* lent to t->pagemap for the pass (pagemap.h) */
 	struct mthpd_vma_verdict *verdicts; /* this pass's, handed to the target */
 	size_t nverdicts;
 };
@@ -566,7 +567,8 @@ static int pass_alloc(struct pass *p)
 
 	p->plan = malloc(sizeof(*p->plan));
 	p->scan = malloc(sizeof(*p->scan));
-	if (!p->plan || !p->scan)
+	p->queue = malloc(MTHPD_SCAN_QUEUE * sizeof(*p->queue));
+	if (!p->plan || !p->scan || !p->queue)
 		return -ENOMEM;
 	p->batch_max = o->probe ? 1 : o->batch ? o->batch : MTHPD_COLLAPSE_BATCH;
 	if (p->batch_max > MTHPD_COLLAPSE_BATCH)
@@ -583,6 +585,7 @@ static void pass_free(struct pass *p)
 {
 	free(p->plan);
 	free(p->scan);
+	free(p->queue);
 	free(p->batch);
 	free(p->verdicts);
 }
@@ -629,6 +632,7 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 		goto out;
 	p.st.vmas = nvmas;
 	t->pagemap.use_scan = o->features->pagemap_scan;
+	t->pagemap.queue = p.queue; /* lent for this pass */
 	p.verdicts = calloc(nvmas ? nvmas : 1, sizeof(*p.verdicts));
 	if (!p.verdicts) {
 		r = -ENOMEM;
@@ -652,6 +656,7 @@ int mthpd_target_pass(struct mthpd_kif *kif, struct mthpd_target *t,
 		}
 	}
 out:
+	t->pagemap.queue = NULL;
 	if (p.verdicts && (r == 0 || r == -EDQUOT || r == -ENOSPC)) {
 		/* the VMAs asked about and those known before: sorted, as vmas[] */
 		free(t->verdicts);

@@ -86,8 +86,9 @@ int session_start(struct session *s, const struct layout *l, double *ret_touch_m
  */
 int session_prepare(struct session *s)
 {
+	struct mthpd_scan_hit queue[MTHPD_SCAN_QUEUE];
 	struct mthpd_pagemap pm = {.kif = &s->kif, .fd = s->pm_fd,
-				   .use_scan = s->features.pagemap_scan};
+				   .use_scan = s->features.pagemap_scan, .queue = queue};
 	uint64_t entries[MTHPD_PMD_NR], addr;
 	int r;
 
@@ -167,8 +168,9 @@ int vmas_once(struct session *s, double *ret_ms)
  */
 int walk_once(struct session *s, struct mthpd_pass_stats *st, double *ret_ms)
 {
+	struct mthpd_scan_hit queue[MTHPD_SCAN_QUEUE];
 	struct mthpd_pagemap pm = {.kif = &s->kif, .fd = s->pm_fd,
-				   .use_scan = s->features.pagemap_scan};
+				   .use_scan = s->features.pagemap_scan, .queue = queue};
 	uint64_t addr, entries[MTHPD_PMD_NR];
 	unsigned long n = 0;
 	double t0 = now_ms();

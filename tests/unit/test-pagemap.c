@@ -144,7 +144,9 @@ static void test_pagemap_next_range_huge(void)
 	static const struct mthpd_kif_ops ops = { .ioctl = scripted_scan };
 	static const struct mthpd_kif kif = { .ops = &ops };
 	static uint64_t e[MTHPD_PMD_NR];
-	struct mthpd_pagemap pm = { .kif = &kif, .fd = test_kpageflags_open(), .use_scan = true };
+	struct mthpd_scan_hit queue[MTHPD_SCAN_QUEUE];
+	struct mthpd_pagemap pm = { .kif = &kif, .fd = test_kpageflags_open(), .use_scan = true,
+				    .queue = queue };
 	uint64_t cursor = PMD(0), addr = 0;
 	static const enum mthpd_huge want[] = { MTHPD_HUGE_PMD, MTHPD_HUGE_PMD, MTHPD_HUGE_PMD,
 						MTHPD_HUGE_ZERO, MTHPD_HUGE_NO, MTHPD_HUGE_NO };
