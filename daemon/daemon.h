@@ -94,6 +94,7 @@ struct daemon {
 	struct state_lock lock;     /* one daemon per configuration and state file */
 	struct watch watch;         /* the configuration's files: reload when they change */
 	uint64_t written_usec;      /* when STATUS= and the files were last written */
+	uint64_t signals_usec;      /* when a pass last read the signalfd (visit.c, range_sink) */
 	/*
 	 * When each pid last had its planned-only decisions logged: a dry run
 	 * repeats the same plan every pass, and one record per block per pass
@@ -134,6 +135,12 @@ struct daemon {
  * after this long when it goes on (a paced walk of a large process).
  */
 #define OK_LOG_USEC (10ULL * 1000000ULL)
+/*
+ * During a pass, pending signals (a SIGTERM) are read at most this often:
+ * once a range, it was one read of the signalfd per 2 MiB, as many system
+ * calls as the pagemap reads themselves (bench/synth).
+ */
+#define PASS_SIGNALS_USEC (10000ULL)
 /* smaps_rollup of a process with THP disabled, at most this often (read_rollup()) */
 #define ROLLUP_THP_DISABLED_USEC (10ULL * 1000000ULL)
 /*

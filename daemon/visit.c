@@ -109,7 +109,10 @@ static int target_sink(void *userdata, const struct mthpd_target *t,
 
 	daemon_watchdog_ping(d);
 	daemon_keep_files_fresh(d);
-	daemon_read_signals(d);
+	if (now_usec() - d->signals_usec >= PASS_SIGNALS_USEC) {
+		d->signals_usec = now_usec();
+		daemon_read_signals(d);
+	}
 	if (d->stop)
 		return -ECANCELED;
 	/*
