@@ -13,6 +13,7 @@
 #ifndef MTHPD_COVERAGE_H
 #define MTHPD_COVERAGE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -21,6 +22,7 @@ struct coverage_filter {
 	const char *policy;  /* one policy by its name as shown; NULL: every one */
 	const char *unit;    /* fnmatch(3) glob on the unit as shown; NULL: every one */
 	unsigned int limit;  /* units per policy and processes per unit shown; 0: all */
+	bool json;           /* --json: one JSON object (coverage_show_json()) */
 };
 
 /* The units and processes `mthpd status` shows of each list without --limit. */
@@ -28,6 +30,20 @@ struct coverage_filter {
 
 /* Shows the state file's text @body (NUL-terminated) on @out, as @f says. */
 void coverage_show(const char *body, const struct coverage_filter *f, FILE *out);
+
+/*
+ * The version of `mthpd status --json`'s schema (man/mthpd.8): raised when a
+ * member changes its meaning or goes; new members may come without it.
+ */
+#define COVERAGE_JSON_SCHEMA 1
+
+/*
+ * The members of `status --json` that the state file's text @body gives
+ * (passes_total, ..., "counters", "processes_not_listed", "policies"), each
+ * after a ',', as @f says (the same policies, units and processes as
+ * coverage_show()): the caller writes the braces and the members before.
+ */
+void coverage_show_json(const char *body, const struct coverage_filter *f, FILE *out);
 
 /* Pure: @bytes for a human, "0 B", "512 KiB", "4.0 MiB", "2.25 GiB", into @buf. */
 const char *coverage_bytes(uint64_t bytes, char *buf, size_t size);

@@ -47,7 +47,7 @@ static void help(FILE *f)
 	      "       mthpd run          [--config-dir DIR]   (the daemon)\n"
 	      "       mthpd check-config [--config-dir DIR]\n"
 	      "       mthpd status       [--config-dir DIR] [--policy NAME] [--unit GLOB]\n"
-	      "                          [--limit N]\n"
+	      "                          [--limit N] [--json]\n"
 	      "       mthpd --version\n"
 	      "\n"
 	      "Plan or perform the collapse of the anonymous memory of processes into\n"
@@ -60,7 +60,8 @@ static void help(FILE *f)
 	      "      --max-ptes-none N    0..511 (default: khugepaged's sysfs value)\n"
 	      "      --max-ptes-swap N    0..511 (default: khugepaged's sysfs value)\n"
 	      "      --max-ptes-shared N  0..511 (default: khugepaged's sysfs value)\n"
-	      "  -j, --json               one JSON object per line, one per block\n"
+	      "  -j, --json               one JSON object per line, one per block;\n"
+	      "                           status: one JSON object (schema: man mthpd)\n"
 	      "      --proc-root DIR      read DIR instead of /proc\n"
 	      "      --sys-root DIR       read DIR instead of /sys\n"
 	      "  -c, --config-dir DIR     mthpd.conf and policy.d/ (default /etc/mthpd)\n"
@@ -315,6 +316,7 @@ static int daemon_commands(int argc, char **argv)
 		{"policy", required_argument, NULL, OPT_POLICY},
 		{"unit", required_argument, NULL, OPT_UNIT},
 		{"limit", required_argument, NULL, OPT_LIMIT},
+		{"json", no_argument, NULL, 'j'},
 		{"proc-root", required_argument, NULL, OPT_PROC},
 		{"sys-root", required_argument, NULL, OPT_SYS},
 		{"no-sandbox", no_argument, NULL, OPT_NO_SANDBOX},
@@ -330,10 +332,14 @@ static int daemon_commands(int argc, char **argv)
 
 	opterr = 0;
 	optind = 2;
-	while ((o = getopt_long(argc, argv, ":c:h", opts, NULL)) >= 0) {
+	while ((o = getopt_long(argc, argv, ":c:hj", opts, NULL)) >= 0) {
 		switch (o) {
 		case 'c':
 			ro.config_dir = optarg;
+			break;
+		case 'j':
+			filter.json = true;
+			status_opt = status_opt ? status_opt : "--json";
 			break;
 		case OPT_PROC:
 			ro.proc_root = optarg;

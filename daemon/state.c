@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -399,6 +400,89 @@ static bool parse_u64(const char *s, uint64_t *ret)
 	return errno == 0 && *end == '\0';
 }
 
+/*
+ * A verdict of `status` without the file's coverage (the daemon does not
+ * run, or the file cannot be believed): one line of text, or with --json
+ * one object {"schema_version","state_file","daemon":{"status","pid",
+ * "message"}}.  @status: "not_running" or "invalid" (not a state file
+ * mthpd wrote).  Returns 3, the exit status of both.
+ */
+static int __attribute__((format(printf, 6, 7)))
+said(FILE *out, const struct coverage_filter *f, const char *path, const char *status, uint64_t pid,
+     const char *fmt, ...)
+{
+	_cleanup_free_ char *line = NULL;
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&line, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		line = NULL;
+	if (!f->json) {
+		/* a path, a comm another process chose: escaped (lib/text.h) */
+		_cleanup_free_ char *shown = line ? mthpd_text_escape_dup(line) : NULL;
+
+		fprintf(out, "%s\n", shown ? shown : "mthpd: out of memory");
+		return 3;
+	}
+	fprintf(out, "{\"schema_version\":%d,\"state_file\":", COVERAGE_JSON_SCHEMA);
+	mthpd_output_json_string(out, path);
+	fprintf(out, ",\"daemon\":{\"status\":\"%s\",\"pid\":", status);
+	if (pid)
+		fprintf(out, "%" PRIu64, pid);
+	else
+		fputs("null", out);
+	fputs(",\"message\":", out);
+	mthpd_output_json_string(out, line ? line : "mthpd: out of memory");
+	fputs("}}\n", out);
+	return 3;
+}
+
+/*
+ * The daemon runs (@stale false) or wrote its file too long ago: the line
+ * that says so and the coverage, as text or as one JSON object.
+ */
+static int show_body(FILE *out, const struct coverage_filter *f, const char *path, const char *body,
+		     uint64_t pid, const char *version, const char *comm, uint64_t start,
+		     const char *boot_id, uint64_t age, bool stale)
+{
+	_cleanup_free_ char *line = NULL;
+	int r;
+
+	if (stale)
+		r = asprintf(&line,
+			     "mthpd is stale: pid %" PRIu64 " (version %s) last wrote '%s' %.1f s ago; a "
+			     "running mthpd rewrites it every second (stopped? hung?)",
+			     pid, version, path, (double)age / 1e6);
+	else
+		r = asprintf(&line, "mthpd is running as pid %" PRIu64 " (version %s; '%s' written %.1f s ago)",
+			     pid, version, path, (double)age / 1e6);
+	if (r < 0)
+		line = NULL;
+	if (!f->json) {
+		fprintf(out, "%s\n", line ? line : "mthpd: out of memory");
+		coverage_show(body, f, out);
+		return stale ? 3 : 0;
+	}
+	fprintf(out, "{\"schema_version\":%d,\"state_file\":", COVERAGE_JSON_SCHEMA);
+	mthpd_output_json_string(out, path);
+	fprintf(out, ",\"daemon\":{\"status\":\"%s\",\"pid\":%" PRIu64 ",\"version\":",
+		stale ? "stale" : "running", pid);
+	mthpd_output_json_string(out, version);
+	fputs(",\"comm\":", out);
+	mthpd_output_json_string(out, comm);
+	fprintf(out, ",\"start_time\":%" PRIu64 ",\"boot_id\":", start);
+	mthpd_output_json_string(out, boot_id);
+	fprintf(out, ",\"state_age_seconds\":%.3f,\"message\":", (double)age / 1e6);
+	mthpd_output_json_string(out, line ? line : "mthpd: out of memory");
+	fputc('}', out);
+	coverage_show_json(body, f, out);
+	fputs("}\n", out);
+	return stale ? 3 : 0;
+}
+
 int state_show(const char *path, const struct coverage_filter *f, FILE *out)
 {
 	struct mthpd_kif kif = {.proc_fd = -1, .sys_fd = -1};
@@ -414,47 +498,38 @@ int state_show(const char *path, const struct coverage_filter *f, FILE *out)
 	int r;
 
 	if (!buf)
-		return 3;
+		return said(out, f, path, "invalid", 0, "mthpd: out of memory");
 	/* O_NONBLOCK: a FIFO there would block the open for ever; the daemon writes only files */
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0 && errno == ELOOP) {
-		fprintf(out, "mthpd: '%s' is a symbolic link, not a state file mthpd wrote\n", path);
-		return 3;
-	}
-	if (fd < 0) {
-		fprintf(out, "mthpd is not running (no state file '%s': %s)\n", path, strerror(errno));
-		return 3;
-	}
-	if (fstat(fd, &st) < 0) {
-		fprintf(out, "mthpd: cannot stat '%s': %s\n", path, strerror(errno));
-		return 3;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		fprintf(out, "mthpd: '%s' is not a regular file (%s), not a state file mthpd wrote\n",
-			path, mthpd_text_file_type(st.st_mode));
-		return 3;
-	}
+	if (fd < 0 && errno == ELOOP)
+		return said(out, f, path, "invalid", 0,
+			    "mthpd: '%s' is a symbolic link, not a state file mthpd wrote", path);
+	if (fd < 0)
+		return said(out, f, path, "not_running", 0,
+			    "mthpd is not running (no state file '%s': %s)", path, strerror(errno));
+	if (fstat(fd, &st) < 0)
+		return said(out, f, path, "invalid", 0, "mthpd: cannot stat '%s': %s", path,
+			    strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return said(out, f, path, "invalid", 0,
+			    "mthpd: '%s' is not a regular file (%s), not a state file mthpd wrote",
+			    path, mthpd_text_file_type(st.st_mode));
 	n = read(fd, buf, (1 << 20) - 1);
-	if (n < 0) {
-		fprintf(out, "mthpd: cannot read '%s': %s\n", path, strerror(errno));
-		return 3;
-	}
+	if (n < 0)
+		return said(out, f, path, "invalid", 0, "mthpd: cannot read '%s': %s", path,
+			    strerror(errno));
 	buf[n] = '\0';
 	if (!parse_u64(field(buf, "pid", v_pid, sizeof(v_pid)), &pid) || pid == 0 ||
-	    pid > 0x3fffffff) {
-		fprintf(out, "mthpd: '%s' is not an mthpd state file\n", path);
-		return 3;
-	}
+	    pid > 0x3fffffff)
+		return said(out, f, path, "invalid", 0, "mthpd: '%s' is not an mthpd state file", path);
 	if (!parse_u64(field(buf, "start_time", v_start, sizeof(v_start)), &start) ||
 	    !parse_u64(field(buf, "written_boottime_usec", v_written, sizeof(v_written)), &written) ||
-	    !field(buf, "boot_id", boot_id, sizeof(boot_id)) || !field(buf, "comm", comm, sizeof(comm))) {
-		fprintf(out,
-			"mthpd is not running, or cannot be told apart from another process: '%s' "
-			"names pid %" PRIu64 " but not its start time, comm and boot id (an older "
-			"mthpd wrote it?)\n",
-			path, pid);
-		return 3;
-	}
+	    !field(buf, "boot_id", boot_id, sizeof(boot_id)) || !field(buf, "comm", comm, sizeof(comm)))
+		return said(out, f, path, "not_running", pid,
+			    "mthpd is not running, or cannot be told apart from another process: '%s' "
+			    "names pid %" PRIu64 " but not its start time, comm and boot id (an older "
+			    "mthpd wrote it?)",
+			    path, pid);
 	if (!field(buf, "version", version, sizeof(version)))
 		(void)snprintf(version, sizeof(version), "unknown");
 
@@ -462,51 +537,34 @@ int state_show(const char *path, const struct coverage_filter *f, FILE *out)
 	if (r >= 0)
 		r = state_ident_read(kif.proc_fd, (pid_t)pid, &now_id);
 	mthpd_kif_done(&kif);
-	if (r == -ESRCH) {
-		fprintf(out, "mthpd is not running (pid %" PRIu64 " in '%s' is gone)\n", pid, path);
-		return 3;
-	}
-	if (r < 0) {
-		fprintf(out, "mthpd: cannot tell whether pid %" PRIu64 " of '%s' runs: %s\n", pid, path,
-			strerror(-r));
-		return 3;
-	}
-	if (strcmp(now_id.boot_id, boot_id) != 0) {
-		fprintf(out, "mthpd is not running ('%s' was written before the last boot)\n", path);
-		return 3;
-	}
-	if (now_id.start_time != start || strcmp(now_id.comm, comm) != 0) {
-		/* a comm another process chose: escaped (lib/text.h) */
-		mthpd_output_line(out, "mthpd is not running (pid %" PRIu64 " is now '%s', not the %s "
-				  "that wrote '%s')", pid, now_id.comm, comm, path);
-		return 3;
-	}
+	if (r == -ESRCH)
+		return said(out, f, path, "not_running", pid,
+			    "mthpd is not running (pid %" PRIu64 " in '%s' is gone)", pid, path);
+	if (r < 0)
+		return said(out, f, path, "invalid", pid,
+			    "mthpd: cannot tell whether pid %" PRIu64 " of '%s' runs: %s", pid, path,
+			    strerror(-r));
+	if (strcmp(now_id.boot_id, boot_id) != 0)
+		return said(out, f, path, "not_running", pid,
+			    "mthpd is not running ('%s' was written before the last boot)", path);
+	if (now_id.start_time != start || strcmp(now_id.comm, comm) != 0)
+		return said(out, f, path, "not_running", pid,
+			    "mthpd is not running (pid %" PRIu64 " is now '%s', not the %s that wrote '%s')",
+			    pid, now_id.comm, comm, path);
 	/* Killed but not reaped: /proc still shows it, with its comm and start time. */
-	if (now_id.state == 'Z' || now_id.state == 'X') {
-		fprintf(out,
-			"mthpd is not running (pid %" PRIu64 " has exited: a zombie its parent has "
-			"not reaped; '%s' is left from it)\n",
-			pid, path);
-		return 3;
-	}
+	if (now_id.state == 'Z' || now_id.state == 'X')
+		return said(out, f, path, "not_running", pid,
+			    "mthpd is not running (pid %" PRIu64 " has exited: a zombie its parent has "
+			    "not reaped; '%s' is left from it)",
+			    pid, path);
 	/* The same boot: CLOCK_BOOTTIME of the writer and of this process compare. */
 	(void)clock_gettime(CLOCK_BOOTTIME, &ts);
 	age = (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
 	age = age > written ? age - written : 0;
 	body = strchr(buf, '\n');
 	body = body ? body + 1 : "";
-	if (age > STATE_STALE_USEC) {
-		fprintf(out,
-			"mthpd is stale: pid %" PRIu64 " (version %s) last wrote '%s' %.1f s ago; a "
-			"running mthpd rewrites it every second (stopped? hung?)\n",
-			pid, version, path, (double)age / 1e6);
-		coverage_show(body, f, out);
-		return 3;
-	}
-	fprintf(out, "mthpd is running as pid %" PRIu64 " (version %s; '%s' written %.1f s ago)\n",
-		pid, version, path, (double)age / 1e6);
-	coverage_show(body, f, out);
-	return 0;
+	return show_body(out, f, path, body, pid, version, comm, start, boot_id, age,
+			 age > STATE_STALE_USEC);
 }
 
 void state_key_where(const char *config_dir, const char *key, const char *value,

@@ -4,7 +4,7 @@
 # from there).  [earlyoom Makefile: DESTDIR and sed templating]
 #
 #   make install [DESTDIR=...] [PREFIX=/usr/local] [SBINDIR=...] [SYSCONFDIR=/etc]
-#                [UNITDIR=...] [MANDIR=...] [DOCDIR=...]
+#                [UNITDIR=...] [MANDIR=...] [DOCDIR=...] [BASHCOMPDIR=...]
 #
 # Installs, under $(DESTDIR):
 #   $(SBINDIR)/mthpd
@@ -13,6 +13,8 @@
 #   $(SYSCONFDIR)/mthpd/policy.d/      empty: no process is touched until a policy is put there
 #   $(MANDIR)/man8/mthpd.8, $(MANDIR)/man5/mthpd.conf.5
 #   $(DOCDIR)/examples/mthpd.conf, $(DOCDIR)/examples/policy.d/*.conf
+#   $(BASHCOMPDIR)/mthpd               bash completion (completion/mthpd.bash),
+#                                      loaded on demand by bash-completion
 # The policy examples go to DOCDIR, not policy.d: every *.conf there is
 # active.  Copy one to $(SYSCONFDIR)/mthpd/policy.d/ to use it.
 # Nothing here runs systemctl: `systemctl daemon-reload` and
@@ -28,6 +30,10 @@ SBINDIR ?= $(PREFIX)/sbin
 SYSCONFDIR ?= /etc
 MANDIR ?= $(PREFIX)/share/man
 DOCDIR ?= $(PREFIX)/share/doc/mthpd
+# bash-completion's own directory for $(PREFIX) (its pkg-config file says
+# $(datadir)/bash-completion/completions), not asked of pkg-config: the
+# package need not be installed to build or install mthpd.
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 UNITDIR ?= $(or $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null),/lib/systemd/system)
 
 INSTALL ?= install
@@ -56,13 +62,14 @@ install: $(O)/mthpd $(O)/mthpd.service
 	$(INSTALL) -D -m 0644 conf/mthpd.conf $(DESTDIR)$(DOCDIR)/examples/mthpd.conf
 	$(INSTALL) -d -m 0755 $(DESTDIR)$(DOCDIR)/examples/policy.d
 	$(INSTALL) -m 0644 $(POLICY_EXAMPLES) $(DESTDIR)$(DOCDIR)/examples/policy.d/
+	$(INSTALL) -D -m 0644 completion/mthpd.bash $(DESTDIR)$(BASHCOMPDIR)/mthpd
 
 # Removes what install put there, and the configuration directory only if
 # it holds nothing but the untouched default mthpd.conf.
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/mthpd $(DESTDIR)$(UNITDIR)/mthpd.service \
 		$(DESTDIR)$(MANDIR)/man8/mthpd.8 $(DESTDIR)$(MANDIR)/man5/mthpd.conf.5 \
-		$(DESTDIR)$(DOCDIR)/examples/mthpd.conf \
+		$(DESTDIR)$(DOCDIR)/examples/mthpd.conf $(DESTDIR)$(BASHCOMPDIR)/mthpd \
 		$(addprefix $(DESTDIR)$(DOCDIR)/examples/policy.d/,$(notdir $(POLICY_EXAMPLES)))
 	@rmdir $(DESTDIR)$(DOCDIR)/examples/policy.d $(DESTDIR)$(DOCDIR)/examples \
 		$(DESTDIR)$(DOCDIR) 2>/dev/null || true

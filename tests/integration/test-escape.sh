@@ -4,7 +4,7 @@
 # newline or a C1 control in it, and a cgroup's name can hold them too.
 # `plan --pid` (text), the preview `plan --config-dir` (text), the daemon's
 # log lines and `mthpd status` show them as \xHH (lib/text.h), and hold no
-# control byte but the line ends.
+# control byte but the line ends; `mthpd status --json` as JSON escapes.
 . "$(dirname "$0")/lib.sh"
 require_all
 
@@ -55,7 +55,16 @@ DAEMON=$!
 huge_within "$P" "$B" 1 2048 || check_fail "the daemon did not collapse the range: $(anon_huge_kb "$P" "$B" 1) kB"
 sleep 1.5
 "$MTHPD" status --config-dir "$CONF" >"$TMP/status.txt" 2>&1 || check_fail "status: exit $?"
+"$MTHPD" status --json --config-dir "$CONF" >"$TMP/status.json" 2>&1 || check_fail "status --json: exit $?"
 daemon_stop
+# status --json: valid JSON with no raw control byte; the comm its exact
+# bytes, the cgroup's byte 0xff (not UTF-8) as U+00FF, its only JSON form
+[ "$(LC_ALL=C grep -c $'[\x01-\x09\x0b-\x1f\x7f]\|\xc2[\x80-\x9f]' "$TMP/status.json")" = 0 ] ||
+	check_fail "status --json: a raw control byte"
+jq -e --argjson p "$P" --arg c "$COMM" --arg u "/mthpd-esc-$$"$'\e[7m\x01\xc3\xbf' \
+	'[.policies[].units[] | select(.name == $u) | .processes[] | select(.pid == $p and .comm == $c)] | length == 1' \
+	"$TMP/status.json" >/dev/null || check_fail "status --json: no process $P with its comm in unit $CG_SHOWN: $(head -c 1500 "$TMP/status.json")"
+grep -oF -- '"comm":"\u001b[31mX\u0007\u007f\u000a\u009bY"' "$TMP/status.json" | sed 's/^/   json: /'
 clean "run (log)" "$TMP/run.log"
 grep -F "pid $P " "$TMP/run.log" | head -2 | sed 's/^/   /'
 clean "status" "$TMP/status.txt"
