@@ -52,7 +52,7 @@ _mthpd() {
 	if [ -z "$cmd" ]; then
 		case $cur in
 		-*) mapfile -t COMPREPLY < <(compgen -W '--help --version' -- "$cur") ;;
-		*) mapfile -t COMPREPLY < <(compgen -W 'plan collapse run check-config status version' -- "$cur") ;;
+		*) mapfile -t COMPREPLY < <(compgen -W 'plan collapse run check-config status top version' -- "$cur") ;;
 		esac
 		return 0
 	fi
@@ -90,7 +90,7 @@ _mthpd() {
 		mapfile -t COMPREPLY < <(compgen -W '0 64 511' -- "$cur")
 		return 0
 		;;
-	--unit | --cgroup | --limit)
+	--unit | --cgroup | --limit | --interval | --iterations)
 		return 0 # a glob or a number: nothing to list
 		;;
 	esac
@@ -103,6 +103,7 @@ _mthpd() {
 	run) opts='--config-dir --proc-root --sys-root --no-sandbox --help' ;;
 	check-config) opts='--config-dir --sys-root --help' ;;
 	status) opts='--config-dir --policy --unit --limit --json --help' ;;
+	top) opts='--config-dir --policy --unit --interval --iterations --help' ;;
 	*) return 0 ;;
 	esac
 	mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")

@@ -155,14 +155,16 @@ static bool unit_wanted(const struct words *ul, const struct coverage_filter *f)
 }
 
 /*
- * The units of policy @pl that @f lets through, largest first, in
- * *@ret (to free); returns how many, 0 also without memory.
+ * The units of policy @pl (NULL: of every policy --policy lets through)
+ * that @f lets through, largest first, in *@ret (to free); returns how
+ * many, 0 also without memory.
  */
 static size_t policy_units(const char *body, const struct words *pl, const struct coverage_filter *f,
 			   struct unit_line **ret)
 {
 	struct unit_line *v = NULL;
 	size_t n = 0, size = 0;
+	char w[SHOWN_SIZE];
 
 	for (const char *q = body; q; q = next_line(q)) {
 		struct words ul;
@@ -170,7 +172,10 @@ static size_t policy_units(const char *body, const struct words *pl, const struc
 		if (!starts(q, "unit "))
 			continue;
 		split(q, &ul);
-		if (ul.n < 3 || !word_is(&ul, 1, pl->w[1], pl->len[1]) || !unit_wanted(&ul, f))
+		if (ul.n < 3 || !unit_wanted(&ul, f))
+			continue;
+		if (pl ? !word_is(&ul, 1, pl->w[1], pl->len[1])
+		       : f->policy && strcmp(shown(&ul, 1, w), f->policy) != 0)
 			continue;
 		if (n == size) {
 			struct unit_line *nv = reallocarray(v, size ? 2 * size : 64, sizeof(*v));
@@ -652,4 +657,91 @@ void coverage_show_json(const char *body, const struct coverage_filter *f, FILE 
 	for (const char *q = body; (q = filtered_policy(q, f, &pl)); q = next_line(q))
 		json_policy(body, q, &pl, f, &first, out);
 	fputc(']', out);
+}
+
+/* The first line of @body that starts with @key and a space: its rest, up to the newline, in @buf. */
+static const char *body_value(const char *body, const char *key, char *buf, size_t size)
+{
+	size_t k = strlen(key);
+
+	for (const char *q = body; q; q = next_line(q))
+		if (strncmp(q, key, k) == 0 && q[k] == ' ') {
+			size_t n = strcspn(q + k + 1, "\n");
+
+			if (n >= size)
+				n = size - 1;
+			memcpy(buf, q + k + 1, n);
+			buf[n] = '\0';
+			return buf;
+		}
+	(void)snprintf(buf, size, "?");
+	return buf;
+}
+
+/* @s in a column of @width: cut with a '~' when longer. */
+static void column(FILE *out, const char *s, int width)
+{
+	if ((int)strlen(s) <= width)
+		fprintf(out, "%-*s", width, s);
+	else
+		fprintf(out, "%.*s~", width - 1, s);
+}
+
+void coverage_top(const char *body, const struct coverage_filter *f, unsigned int cols,
+		  unsigned int rows, FILE *out)
+{
+	_cleanup_free_ struct unit_line *units = NULL;
+	size_t n = policy_units(body, NULL, f, &units), shown_units;
+	char passes[32], secs[32], visited[32], backing[16], hold[160];
+	int unit_w, why_w;
+
+	body_value(body, "passes_total", passes, sizeof(passes));
+	body_value(body, "last_pass_seconds", secs, sizeof(secs));
+	body_value(body, "last_pass_visited", visited, sizeof(visited));
+	body_value(body, "backing_off", backing, sizeof(backing));
+	body_value(body, "alloc_hold", hold, sizeof(hold));
+	fprintf(out, "pass %s (%.1f ms, %s visited); memory pressure: %s; allocation pause: %s\n",
+		passes, strtod(secs, NULL) * 1e3, visited,
+		strcmp(backing, "yes") == 0 ? "backing off" : "no", hold);
+	/* ANON, HUGE, COVERAGE ("[##########] 100.0%") and NOW take 52: UNIT and WHY NOT share the rest */
+	cols = cols < 70 ? 70 : cols > 300 ? 300 : cols;
+	unit_w = (int)(cols - 52) * 2 / 3;
+	why_w = (int)(cols - 52) - unit_w - 1;
+	column(out, "UNIT", unit_w);
+	fprintf(out, " %9s %9s  %-19s %9s  WHY NOT\n", "ANON", "HUGE", "COVERAGE", "NOW");
+	/* the header lines above, and one for the units left out */
+	shown_units = rows > 4 ? rows - 4 : 1;
+	if (shown_units > n)
+		shown_units = n;
+	for (size_t i = 0; i < shown_units; i++) {
+		const struct words *ul = &units[i].w;
+		uint64_t anon = units[i].anon, huge = number(ul, "huge_bytes");
+		uint64_t now = number(ul, "collapsed_last_pass_bytes");
+		char name[SHOWN_SIZE], why[100], pct[16], a[16], h[16], p[20], bar[11];
+		/* to the nearest tenth, as huge_percent */
+		unsigned int filled = anon ? (unsigned int)(((huge > anon ? anon : huge) * 10 + anon / 2) / anon) : 0;
+
+		for (unsigned int b = 0; b < 10; b++)
+			bar[b] = b < filled ? '#' : '.';
+		bar[10] = '\0';
+		p[0] = '-';
+		p[1] = '\0';
+		if (now) {
+			p[0] = '+';
+			(void)coverage_bytes(now, p + 1, sizeof(p) - 1);
+		}
+		value(ul, "reason", why, sizeof(why));
+		value(ul, "huge_percent", pct, sizeof(pct));
+		column(out, shown(ul, 2, name), unit_w);
+		fprintf(out, " %9s %9s  [%s] %5s%% %9s  ", coverage_bytes(anon, a, sizeof(a)),
+			coverage_bytes(huge, h, sizeof(h)), bar, pct, p);
+		if ((int)strlen(why) > why_w)
+			(void)snprintf(why + why_w - 1, sizeof(why) - (size_t)why_w + 1, "~");
+		fprintf(out, "%s\n", why);
+	}
+	if (shown_units < n)
+		fprintf(out, "(%zu more unit%s: --unit GLOB or a taller terminal)\n", n - shown_units,
+			n - shown_units == 1 ? "" : "s");
+	else if (n == 0)
+		fprintf(out, "(no unit with a matched process%s)\n", f->unit || f->policy ? " here" : "");
 }

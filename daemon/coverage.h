@@ -23,6 +23,8 @@ struct coverage_filter {
 	const char *unit;    /* fnmatch(3) glob on the unit as shown; NULL: every one */
 	unsigned int limit;  /* units per policy and processes per unit shown; 0: all */
 	bool json;           /* --json: one JSON object (coverage_show_json()) */
+	/* `mthpd top`: one frame of coverage_top(), this many columns and rows; 0: not top */
+	unsigned int top_cols, top_rows;
 };
 
 /* The units and processes `mthpd status` shows of each list without --limit. */
@@ -44,6 +46,16 @@ void coverage_show(const char *body, const struct coverage_filter *f, FILE *out)
  * coverage_show()): the caller writes the braces and the members before.
  */
 void coverage_show_json(const char *body, const struct coverage_filter *f, FILE *out);
+
+/*
+ * One frame of `mthpd top` from the state file's text @body: the pass and
+ * what holds the daemon back on one line, then one row per unit (of every
+ * policy @f lets through), largest first, as many as @rows allows, each
+ * with its anon and huge memory, a coverage bar, what the last pass
+ * collapsed in it ("NOW") and why (part of) it is left alone; @cols wide.
+ */
+void coverage_top(const char *body, const struct coverage_filter *f, unsigned int cols,
+		  unsigned int rows, FILE *out);
 
 /* Pure: @bytes for a human, "0 B", "512 KiB", "4.0 MiB", "2.25 GiB", into @buf. */
 const char *coverage_bytes(uint64_t bytes, char *buf, size_t size);

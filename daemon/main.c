@@ -22,6 +22,7 @@
 #include "run.h"
 #include "sandbox.h"
 #include "state.h"
+#include "top.h"
 #include "text.h"
 #include "util.h"
 #include "preview.h"
@@ -48,6 +49,8 @@ static void help(FILE *f)
 	      "       mthpd check-config [--config-dir DIR]\n"
 	      "       mthpd status       [--config-dir DIR] [--policy NAME] [--unit GLOB]\n"
 	      "                          [--limit N] [--json]\n"
+	      "       mthpd top          [--config-dir DIR] [--policy NAME] [--unit GLOB]\n"
+	      "                          [--interval S] [--iterations N]   (status, live)\n"
 	      "       mthpd --version\n"
 	      "\n"
 	      "Plan or perform the collapse of the anonymous memory of processes into\n"
@@ -67,14 +70,16 @@ static void help(FILE *f)
 	      "  -c, --config-dir DIR     mthpd.conf and policy.d/ (default /etc/mthpd)\n"
 	      "      --policy FILE|NAME   plan --config-dir: only this policy; a FILE is\n"
 	      "                           previewed as if it were in policy.d;\n"
-	      "                           status: only this policy\n"
+	      "                           status, top: only this policy\n"
 	      "      --unit GLOB          plan --config-dir: only these units' processes,\n"
-	      "                           also those no policy matches; status: only these\n"
-	      "                           units\n"
+	      "                           also those no policy matches; status, top: only\n"
+	      "                           these units\n"
 	      "      --cgroup GLOB        plan --config-dir: the same, by cgroup path below\n"
 	      "                           the cgroup2 mount\n"
 	      "      --limit N            status: at most N units per policy and processes\n"
 	      "                           per unit, the largest (default 20; 0: all)\n"
+	      "      --interval S         top: seconds between frames (default 1; 0.1..3600)\n"
+	      "      --iterations N       top: stop after N frames (default 0: at q)\n"
 	      "  -h, --help               show this help\n"
 	      "  -V, --version            show the version\n"
 	      "\n"
@@ -118,7 +123,7 @@ static int parse_command(int argc, char **argv, struct cli *c)
 	} else if (strcmp(argv[1], "collapse") == 0) {
 		c->collapse = true;
 	} else {
-		cli_fail("unknown command '%s' (expected plan, collapse, run, check-config or status; "
+		cli_fail("unknown command '%s' (expected plan, collapse, run, check-config, status or top; "
 			 "see --help)", argv[1]);
 		return -EINVAL;
 	}
@@ -310,13 +315,16 @@ static int load_config_for(const char *dir, const char *sys_root, struct mthpd_c
 /* run, check-config, status, sandbox-test: --config-dir and the roots. */
 static int daemon_commands(int argc, char **argv)
 {
-	enum { OPT_PROC = 0x100, OPT_SYS, OPT_NO_SANDBOX, OPT_POLICY, OPT_UNIT, OPT_LIMIT };
+	enum { OPT_PROC = 0x100, OPT_SYS, OPT_NO_SANDBOX, OPT_POLICY, OPT_UNIT, OPT_LIMIT, OPT_INTERVAL,
+	       OPT_ITERATIONS };
 	static const struct option opts[] = {
 		{"config-dir", required_argument, NULL, 'c'},
 		{"policy", required_argument, NULL, OPT_POLICY},
 		{"unit", required_argument, NULL, OPT_UNIT},
 		{"limit", required_argument, NULL, OPT_LIMIT},
 		{"json", no_argument, NULL, 'j'},
+		{"interval", required_argument, NULL, OPT_INTERVAL},
+		{"iterations", required_argument, NULL, OPT_ITERATIONS},
 		{"proc-root", required_argument, NULL, OPT_PROC},
 		{"sys-root", required_argument, NULL, OPT_SYS},
 		{"no-sandbox", no_argument, NULL, OPT_NO_SANDBOX},
@@ -326,6 +334,9 @@ static int daemon_commands(int argc, char **argv)
 	struct run_opts ro = {.config_dir = "/etc/mthpd", .sandbox = true};
 	struct coverage_filter filter = {.limit = COVERAGE_LIMIT_DEFAULT};
 	const char *status_opt = NULL; /* the first option that only status takes */
+	const char *view_opt = NULL;   /* ... that status and top take */
+	const char *top_opt = NULL;    /* ... that only top takes */
+	unsigned int interval_ms = 1000, iterations = 0;
 	struct mthpd_config *c = NULL;
 	const char *cmd = argv[1];
 	int o, status;
@@ -352,11 +363,32 @@ static int daemon_commands(int argc, char **argv)
 			break;
 		case OPT_POLICY:
 			filter.policy = optarg;
-			status_opt = status_opt ? status_opt : "--policy";
+			view_opt = view_opt ? view_opt : "--policy";
 			break;
 		case OPT_UNIT:
 			filter.unit = optarg;
-			status_opt = status_opt ? status_opt : "--unit";
+			view_opt = view_opt ? view_opt : "--unit";
+			break;
+		case OPT_INTERVAL: {
+			char *end;
+			double v;
+
+			errno = 0;
+			v = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(v >= 0.1 && v <= 3600)) {
+				cli_fail("--interval '%s' is not a number of seconds from 0.1 to 3600", optarg);
+				return EXIT_USAGE;
+			}
+			interval_ms = (unsigned int)(v * 1000 + 0.5);
+			top_opt = top_opt ? top_opt : "--interval";
+			break;
+		}
+		case OPT_ITERATIONS:
+			if (mthpd_parse_uint(optarg, 1000000, &iterations) < 0) {
+				cli_fail("--iterations '%s' is not a number from 0 to 1000000", optarg);
+				return EXIT_USAGE;
+			}
+			top_opt = top_opt ? top_opt : "--iterations";
 			break;
 		case OPT_LIMIT:
 			if (mthpd_parse_uint(optarg, 1000000, &filter.limit) < 0) {
@@ -384,6 +416,14 @@ static int daemon_commands(int argc, char **argv)
 		cli_fail("%s is an option of status, not of %s", status_opt, cmd);
 		return EXIT_USAGE;
 	}
+	if (view_opt && strcmp(cmd, "status") != 0 && strcmp(cmd, "top") != 0) {
+		cli_fail("%s is an option of status and top, not of %s", view_opt, cmd);
+		return EXIT_USAGE;
+	}
+	if (top_opt && strcmp(cmd, "top") != 0) {
+		cli_fail("%s is an option of top, not of %s", top_opt, cmd);
+		return EXIT_USAGE;
+	}
 	if (strcmp(cmd, "run") == 0)
 		return run_daemon(&ro);
 	if (strcmp(cmd, "sandbox-test") == 0)
@@ -395,9 +435,12 @@ static int daemon_commands(int argc, char **argv)
 		status = check_config_run(c, ro.config_dir);
 	} else if (!c->daemon.state_file[0]) {
 		/* nothing to read, whether a daemon runs or not */
-		cli_fail("status has nothing to read: the state file is disabled in the configuration "
-			 "(state_file= is empty in %s/mthpd.conf)", ro.config_dir);
+		cli_fail("%s has nothing to read: the state file is disabled in the configuration "
+			 "(state_file= is empty in %s/mthpd.conf)", cmd, ro.config_dir);
 		status = EXIT_USAGE;
+	} else if (strcmp(cmd, "top") == 0) {
+		filter.limit = 0;
+		status = top_run(c->daemon.state_file, &filter, interval_ms, iterations, stdout);
 	} else {
 		status = state_show(c->daemon.state_file, &filter, stdout);
 	}
@@ -413,7 +456,7 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (argc >= 2 && (strcmp(argv[1], "run") == 0 || strcmp(argv[1], "check-config") == 0 ||
-			  strcmp(argv[1], "status") == 0 ||
+			  strcmp(argv[1], "status") == 0 || strcmp(argv[1], "top") == 0 ||
 			  strcmp(argv[1], "sandbox-test") == 0))
 		return daemon_commands(argc, argv);
 	return plan_commands(argc, argv);

@@ -456,6 +456,9 @@ static int show_body(FILE *out, const struct coverage_filter *f, const char *pat
 			     "mthpd is stale: pid %" PRIu64 " (version %s) last wrote '%s' %.1f s ago; a "
 			     "running mthpd rewrites it every second (stopped? hung?)",
 			     pid, version, path, (double)age / 1e6);
+	else if (f->top_cols) /* a line of a terminal: the state file's path is not news */
+		r = asprintf(&line, "mthpd is running as pid %" PRIu64 " (version %s; written %.1f s ago)",
+			     pid, version, (double)age / 1e6);
 	else
 		r = asprintf(&line, "mthpd is running as pid %" PRIu64 " (version %s; '%s' written %.1f s ago)",
 			     pid, version, path, (double)age / 1e6);
@@ -463,7 +466,10 @@ static int show_body(FILE *out, const struct coverage_filter *f, const char *pat
 		line = NULL;
 	if (!f->json) {
 		fprintf(out, "%s\n", line ? line : "mthpd: out of memory");
-		coverage_show(body, f, out);
+		if (f->top_cols)
+			coverage_top(body, f, f->top_cols, f->top_rows, out);
+		else
+			coverage_show(body, f, out);
 		return stale ? 3 : 0;
 	}
 	fprintf(out, "{\"schema_version\":%d,\"state_file\":", COVERAGE_JSON_SCHEMA);

@@ -54,7 +54,7 @@ expect() {
 	[ "$got" = "$2" ] || fail "'$1': '$got', expected '$2'"
 }
 
-expect "mthpd " "check-config collapse plan run status version"
+expect "mthpd " "check-config collapse plan run status top version"
 expect "mthpd st" "status"
 expect "mthpd c" "check-config collapse"
 expect "mthpd --" "--help --version"
@@ -78,12 +78,14 @@ expect "mthpd plan --sizes " "128K 16K 1M 256K 2M 32K 512K 64K"
 expect "mthpd plan --sizes 2M,6" "2M,64K"
 expect "mthpd plan --sizes 2M,64K," "2M,64K,128K 2M,64K,16K 2M,64K,1M 2M,64K,256K 2M,64K,32K 2M,64K,512K"
 expect "mthpd status --limit " ""
+expect "mthpd top --" "--config-dir --help --interval --iterations --policy --unit"
+expect "mthpd top --config-dir $T/conf --policy 5" "50-redis 50-redis.conf"
 got=$(complete_line "mthpd collapse --pid $$")
 [[ " $got " == *" $$ "* ]] || fail "'mthpd collapse --pid $$': its own pid is not offered: '$got'"
 
 # every option of --help is completed for some command, and no other
 help_opts=$("$MTHPD" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u | paste -sd' ')
-comp_opts=$(for c in plan collapse run check-config status; do complete_line "mthpd $c --"; done |
+comp_opts=$(for c in plan collapse run check-config status top; do complete_line "mthpd $c --"; done |
 	tr ' ' '\n' | grep -v -- '--no-sandbox' | sort -u | paste -sd' ')
 comp_opts="$comp_opts --version"
 comp_opts=$(tr ' ' '\n' <<<"$comp_opts" | sort -u | paste -sd' ')
