@@ -161,7 +161,13 @@ out=$("$MTHPD" check-config --config-dir "$T/conf" --json 2>&1)
 out=$("$MTHPD" status --config-dir "$T/conf" --limit x 2>&1)
 [ $? = 2 ] && [ "$out" = "mthpd: --limit 'x' is not a number from 0 to 1000000" ] || fail "status --limit x: '$out'"
 out=$("$MTHPD" check-config --config-dir "$T/conf" --unit a 2>&1)
-[ $? = 2 ] && [ "$out" = "mthpd: --unit is an option of status, not of check-config" ] || fail "check-config --unit: '$out'"
+[ $? = 2 ] && [ "$out" = "mthpd: --unit is an option of status and top, not of check-config" ] || fail "check-config --unit: '$out'"
+out=$("$MTHPD" status --config-dir "$T/conf" --interval 1 2>&1)
+[ $? = 2 ] && [ "$out" = "mthpd: --interval is an option of top, not of status" ] || fail "status --interval: '$out'"
+out=$("$MTHPD" top --config-dir "$T/conf" --json 2>&1)
+[ $? = 2 ] && [ "$out" = "mthpd: --json is an option of status, not of top" ] || fail "top --json: '$out'"
+out=$("$MTHPD" top --config-dir "$T/conf" --interval 0 2>&1)
+[ $? = 2 ] && [ "$out" = "mthpd: --interval '0' is not a number of seconds from 0.1 to 3600" ] || fail "top --interval 0: '$out'"
 
 state $$ "$COMM" "$START" "$BOOT" 10
 expect stale 3 "^mthpd is stale: pid $$ (version test) last wrote '$T/status' 1[0-9]\.[0-9] s ago" stale
