@@ -659,22 +659,16 @@ void coverage_show_json(const char *body, const struct coverage_filter *f, FILE 
 	fputc(']', out);
 }
 
-/* The first line of @body that starts with @key and a space: its rest, up to the newline, in @buf. */
+/* daemon_line()'s value of @key, up to the line's end, in @buf; "?" when there is none. */
 static const char *body_value(const char *body, const char *key, char *buf, size_t size)
 {
-	size_t k = strlen(key);
+	const char *v = daemon_line(body, key);
+	size_t n = v ? strcspn(v, "\n") : 0;
 
-	for (const char *q = body; q; q = next_line(q))
-		if (strncmp(q, key, k) == 0 && q[k] == ' ') {
-			size_t n = strcspn(q + k + 1, "\n");
-
-			if (n >= size)
-				n = size - 1;
-			memcpy(buf, q + k + 1, n);
-			buf[n] = '\0';
-			return buf;
-		}
-	(void)snprintf(buf, size, "?");
+	if (!v)
+		(void)snprintf(buf, size, "?");
+	else
+		(void)snprintf(buf, size, "%.*s", n < size ? (int)n : (int)size - 1, v);
 	return buf;
 }
 
