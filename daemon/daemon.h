@@ -74,6 +74,7 @@ struct daemon {
 	 */
 	bool idle;
 	bool no_refill_backoff; /* MTHPD_DISABLE=refill_backoff: a bench's comparison */
+	bool page_reporting;    /* the host takes free pages back: what prefault=auto asks */
 	struct metrics metrics;
 	struct mthpd_proc *procs;
 	pid_t *pids;               /* this pass's discovery, for the cursor */
@@ -270,6 +271,11 @@ int reload_load(struct daemon *d, struct mthpd_config **ret);
 int reload_claim_files(struct daemon *d);
 /* A reload: the new configuration swapped in whole, or refused and the old kept. */
 void reload_now(struct daemon *d);
+/*
+ * prefault= of the configuration in use applied to d->kif (lib/kif.h),
+ * and said in the log: at @start, and after a reload that changes it.
+ */
+void reload_prefault(struct daemon *d, bool start);
 
 /* pass.c */
 /* /proc/PID/comm without its newline.  Returns 0 or -errno. */

@@ -299,6 +299,9 @@ int oneshot_run(const struct cli *c)
 			"mthpd: warning: max_ptes_none %u acts as 0 for sizes below 2M (only 0 "
 			"and 511 are supported there, as in the kernel)\n",
 			knobs.max_ptes_none);
+	/* as the daemon's prefault=auto (a one-shot reads no mthpd.conf) */
+	if (c->collapse && mthpd_kif_free_page_reporting(&kif))
+		(void)mthpd_kif_prefault_set(&kif, true);
 	status = enter_test_sandbox();
 	if (status != EXIT_OK)
 		goto out;

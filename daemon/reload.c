@@ -120,6 +120,26 @@ static int reload_files(struct daemon *d, const struct mthpd_config *c, int *ret
 	return 0;
 }
 
+void reload_prefault(struct daemon *d, bool start)
+{
+	enum mthpd_prefault want = d->cfg->daemon.prefault;
+	bool on = want == MTHPD_PREFAULT_YES || (want == MTHPD_PREFAULT_AUTO && d->page_reporting);
+	bool was = d->kif.prefault_area != NULL;
+	int r;
+
+	if (!start && on == was)
+		return;
+	r = mthpd_kif_prefault_set(&d->kif, on);
+	if (r < 0) {
+		log_errno(LOG_LVL_WARNING, r, "prefault: cannot reserve its 2 MiB pages: %m; no prefault");
+		return;
+	}
+	log_info("prefault: %s (%s%s)", on ? "yes" : "no", want == MTHPD_PREFAULT_AUTO ? "auto: " : "",
+		 want != MTHPD_PREFAULT_AUTO   ? "prefault= in mthpd.conf"
+		 : d->page_reporting ? "the host takes free pages back, virtio-balloon free page reporting"
+				     : "no free page reporting seen");
+}
+
 void reload_now(struct daemon *d)
 {
 	struct mthpd_config *c = NULL;
@@ -178,6 +198,7 @@ void reload_now(struct daemon *d)
 
 		log_notice("reloaded '%s': %zu polic%s", d->opts->config_dir, c->nr_policies,
 			   c->nr_policies == 1 ? "y" : "ies");
+		reload_prefault(d, false);
 	}
 	if (!d->opts->proc_root)
 		reprobe_subpmd(d);

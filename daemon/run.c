@@ -197,6 +197,8 @@ static int setup_kernel(struct daemon *d)
 			return log_errno(LOG_LVL_ERR, r, "cannot probe kernel features: %m");
 	}
 	log_info("kernel: %s", mthpd_features_describe(&d->features, feat, sizeof(feat)));
+	d->page_reporting = mthpd_kif_free_page_reporting(&d->kif);
+	reload_prefault(d, true);
 	notice_unsupported_sizes(d);
 	notice_no_split(d);
 	/* Testing aid: the daemon as it was before the refill backoff. */

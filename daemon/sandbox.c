@@ -269,6 +269,10 @@ static const struct rule rules[] = {
 	ALLOW1(mprotect, ARG_MASKED(2, PROT_EXEC, 0)),
 	ALLOW(munmap),
 	ALLOW(mremap),
+	/* prefault (lib/kif-linux.c): its 2 MiB pages freed after each fault,
+	 * and made huge when a reload turns it on */
+	ALLOW1(madvise, ARG_EQ(2, MADV_DONTNEED)),
+	ALLOW1(madvise, ARG_EQ(2, MADV_HUGEPAGE)),
 
 	/* stderr log lines (daemon/log.c), plan/collapse output, metrics and
 	 * state files (daemon/metrics.c: fdopen, fflush, rename; unlink of
@@ -341,7 +345,7 @@ static const struct rule rules[] = {
 	ALLOW(exit),
 
 	/* Left out on purpose: futex (one thread: never contended), madvise
-	 * (malloc trims the main arena with brk), clone/fork/execve, kill,
+	 * but the two above (malloc trims the main arena with brk), clone/fork/execve, kill,
 	 * connect and every other socket call, ptrace, mount, bpf, io_uring. */
 };
 
@@ -567,6 +571,10 @@ int sandbox_test(FILE *out)
 	    syscall(SYS_process_madvise, pidfd, &iov, 1UL, MADV_COLD, 0U));
 	TRY(true, "process_madvise(MADV_PAGEOUT)",
 	    syscall(SYS_process_madvise, pidfd, &iov, 1UL, MADV_PAGEOUT, 0U));
+	/* prefault's two, and no other madvise */
+	TRY(false, "madvise(MADV_HUGEPAGE)", madvise(mem, (size_t)page, MADV_HUGEPAGE));
+	TRY(false, "madvise(MADV_DONTNEED)", madvise(mem, (size_t)page, MADV_DONTNEED));
+	TRY(true, "madvise(MADV_PAGEOUT)", madvise(mem, (size_t)page, MADV_PAGEOUT));
 
 	fprintf(out, "result: %s\n", bad ? "unexpected answers" : "ok");
 	return bad ? 1 : 0;

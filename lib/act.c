@@ -257,8 +257,13 @@ static size_t collapse_vec(struct mthpd_act *a, const struct mthpd_kif_block *bl
 	int64_t bytes;
 	size_t done = 0;
 
-	for (size_t i = 0; i < n; i++)
+	size_t pmds = 0;
+
+	for (size_t i = 0; i < n; i++) {
 		note_alloc_failed(a, block_order(blocks[i].len));
+		pmds += blocks[i].len == MTHPD_PMD_SIZE;
+	}
+	mthpd_kif_prefault(a->kif, pmds);
 	a->nr_calls++;
 	bytes = a->kif->ops->collapse_batch(a->kif, a->pidfd, blocks, n, flags);
 	for (; done < n && bytes >= (int64_t)blocks[done].len; done++) {
@@ -291,6 +296,10 @@ void mthpd_act_collapse_pmds(struct mthpd_act *a, const uint64_t *addrs, size_t 
 	while (i < n) {
 		/* as many as the policy's bytes allow; the rest are over budget */
 		size_t k = within_budget(a, blocks + i, n - i), done;
+
+		/* with prefault, no more ranges a call than pages made ready for it */
+		if (a->kif->prefault_area && k > MTHPD_PREFAULT_MAX)
+			k = MTHPD_PREFAULT_MAX;
 
 		if (a->exited || mthpd_act_held(a, MTHPD_PMD_ORDER) || k == 0) {
 			for (; i < n; i++)
@@ -328,9 +337,14 @@ enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_ran
 	}
 
 	note_alloc_failed(a, order);
+	if (order == MTHPD_PMD_ORDER)
+		mthpd_kif_prefault(a->kif, 1);
 	a->nr_calls++;
 	n = a->kif->ops->collapse(a->kif, a->pidfd, addr, len, flags);
-	/* EAGAIN: a page was locked, pinned or off the LRU for a moment; retry once. */
+	/*
+	 * EAGAIN: a page was locked, pinned or off the LRU for a moment; retry
+	 * once (with no prefault: the first call gave its new page back).
+	 */
 	if (n == -EAGAIN) {
 		a->nr_calls++;
 		n = a->kif->ops->collapse(a->kif, a->pidfd, addr, len, flags);

@@ -49,6 +49,17 @@ struct mthpd_policy {
 #define MTHPD_METRICS_MAX_UNITS_DEFAULT 100U
 #define MTHPD_METRICS_MAX_UNITS_MAX 4096U
 
+/*
+ * prefault=: before a collapse, fault in a 2 MiB page of mthpd's own and
+ * free it, so that the kernel takes that page, already backed by the
+ * host, for the collapse (lib/kif.h: mthpd_kif_prefault()).
+ */
+enum mthpd_prefault {
+	MTHPD_PREFAULT_AUTO, /* yes where the host takes free pages back (free page reporting) */
+	MTHPD_PREFAULT_NO,
+	MTHPD_PREFAULT_YES,
+};
+
 struct mthpd_daemon_conf {
 	unsigned int scan_sleep_millisecs;  /* between passes */
 	unsigned int alloc_sleep_millisecs; /* after an allocation failure */
@@ -59,6 +70,7 @@ struct mthpd_daemon_conf {
 	char *metrics_file;                 /* Prometheus text format; "" for none */
 	unsigned int metrics_max_units;     /* units with series of their own, the largest */
 	char *state_file;                   /* for `mthpd status` */
+	enum mthpd_prefault prefault;
 	/* the lines of mthpd.conf that set them, for a later complaint; 0: the default */
 	unsigned int metrics_file_line, state_file_line;
 };

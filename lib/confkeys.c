@@ -268,6 +268,23 @@ static int parse_pace(const char *v, void *field, char *why, size_t n)
 	return 0;
 }
 
+static int parse_prefault(const char *v, void *field, char *why, size_t n)
+{
+	static const char *const names[] = {
+		[MTHPD_PREFAULT_AUTO] = "auto",
+		[MTHPD_PREFAULT_NO] = "no",
+		[MTHPD_PREFAULT_YES] = "yes",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (strcasecmp(v, names[i]) == 0) {
+			*(enum mthpd_prefault *)field = (enum mthpd_prefault)i;
+			return 0;
+		}
+	(void)snprintf(why, n, "'%s' is not auto, yes or no", v);
+	return -EINVAL;
+}
+
 #define D(name, fn) {"Daemon", #name, MTHPD_CONF_DAEMON, fn, offsetof(struct mthpd_daemon_conf, name)}
 #define M(key, field) {"Match", key, MTHPD_CONF_POLICY, parse_glob, offsetof(struct mthpd_policy, field)}
 #define P(key, fn, field) {"Policy", key, MTHPD_CONF_POLICY, fn, offsetof(struct mthpd_policy, field)}
@@ -282,6 +299,7 @@ const struct mthpd_confkey mthpd_confkeys[] = {
 	D(metrics_file, parse_path),
 	D(metrics_max_units, parse_units),
 	D(state_file, parse_path),
+	D(prefault, parse_prefault),
 	M("cgroup", match_cgroup),
 	M("unit", match_unit),
 	{"Match", "comm", MTHPD_CONF_POLICY, parse_comm, offsetof(struct mthpd_policy, match_comm)},

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -13,6 +16,8 @@
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25
 #endif
+
+#define MTHPD_PREFAULT_PAGE (2UL << 20)
 
 static int linux_open_proc(const struct mthpd_kif *kif, const char *path, int flags)
 {
@@ -79,6 +84,15 @@ static int linux_ioctl(const struct mthpd_kif *kif _unused_, int fd, unsigned lo
 	return r < 0 ? -errno : r;
 }
 
+static void linux_prefault(struct mthpd_kif *kif, size_t n)
+{
+	volatile uint8_t *area = kif->prefault_area;
+
+	for (size_t i = 0; i < n; i++)
+		area[i * MTHPD_PREFAULT_PAGE] = 1;
+	(void)madvise(kif->prefault_area, n * MTHPD_PREFAULT_PAGE, MADV_DONTNEED);
+}
+
 static const struct mthpd_kif_ops linux_ops = {
 	.open_proc = linux_open_proc,
 	.open_sys = linux_open_sys,
@@ -87,6 +101,7 @@ static const struct mthpd_kif_ops linux_ops = {
 	.collapse_batch = linux_collapse_batch,
 	.cold = linux_cold,
 	.ioctl = linux_ioctl,
+	.prefault = linux_prefault,
 };
 
 int mthpd_kif_linux_init(const char *proc_root, const char *sys_root, struct mthpd_kif *ret,
@@ -116,3 +131,65 @@ int mthpd_kif_linux_init(const char *proc_root, const char *sys_root, struct mth
 	return 0;
 }
 
+
+int mthpd_kif_prefault_set(struct mthpd_kif *kif, bool on)
+{
+	const size_t len = MTHPD_PREFAULT_MAX * MTHPD_PREFAULT_PAGE;
+	uint8_t *p;
+	uintptr_t aligned;
+
+	if (!on || kif->prefault_area) {
+		if (!on && kif->prefault_area) {
+			(void)munmap(kif->prefault_area, len);
+			kif->prefault_area = NULL;
+		}
+		return 0;
+	}
+	/* one page more, to start on a 2 MiB boundary; the rest is unmapped */
+	p = mmap(NULL, len + MTHPD_PREFAULT_PAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	aligned = ((uintptr_t)p + MTHPD_PREFAULT_PAGE - 1) & ~(MTHPD_PREFAULT_PAGE - 1);
+	if (aligned > (uintptr_t)p)
+		(void)munmap(p, aligned - (uintptr_t)p);
+	if ((uintptr_t)p + MTHPD_PREFAULT_PAGE > aligned)
+		(void)munmap((void *)(aligned + len), (uintptr_t)p + MTHPD_PREFAULT_PAGE - aligned);
+	/* THP=madvise hosts: without it each fault would give 4 KiB pages */
+	if (madvise((void *)aligned, len, MADV_HUGEPAGE) < 0) {
+		int r = -errno;
+
+		(void)munmap((void *)aligned, len);
+		return r;
+	}
+	kif->prefault_area = (void *)aligned;
+	return 0;
+}
+
+bool mthpd_kif_free_page_reporting(const struct mthpd_kif *kif)
+{
+	int fd = kif->ops->open_sys(kif, "bus/virtio/drivers/virtio_balloon", O_RDONLY | O_DIRECTORY);
+	bool yes = false;
+	struct dirent *e;
+	DIR *d;
+
+	if (fd < 0)
+		return false;
+	d = fdopendir(fd);
+	if (!d) {
+		(void)close(fd);
+		return false;
+	}
+	while (!yes && (e = readdir(d))) {
+		char path[96 + sizeof(e->d_name)], feat[256];
+
+		if (strncmp(e->d_name, "virtio", 6) != 0)
+			continue;
+		(void)snprintf(path, sizeof(path), "bus/virtio/drivers/virtio_balloon/%s/features",
+			       e->d_name);
+		/* the device's features: one '0' or '1' per bit, bit 0 first */
+		yes = mthpd_kif_read_sys(kif, path, feat, sizeof(feat)) > 5 && feat[5] == '1';
+	}
+	(void)closedir(d);
+	return yes;
+}

@@ -16,6 +16,8 @@ void mthpd_kif_done(struct mthpd_kif *kif)
 	if (kif->ops && kif->sys_fd >= 0)
 		(void)close(kif->sys_fd);
 	kif->proc_fd = kif->sys_fd = -1;
+	if (kif->ops && kif->prefault_area)
+		(void)mthpd_kif_prefault_set(kif, false);
 }
 
 static int read_all(int fd, char *buf, size_t size)

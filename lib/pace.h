@@ -82,7 +82,9 @@ int mthpd_pace_parse(const char *v, struct mthpd_pace_conf *ret);
  * in which it felt nothing ends in no rest: full speed again.  (Shares
  * below 10% were tried, halved with each window in a row down to 1%: on
  * Redis they made time-to-huge 5 times as long and the p99 no better,
- * which one collapse's copy sets; bench/README.md.)  Where the service's wait cannot be read,
+ * which one collapse's copy sets; bench/README.md.  Since prefault=,
+ * lib/kif.h, a copy holds its range about a tenth as long on the guest
+ * measured, and auto rests less often.)  Where the service's wait cannot be read,
  * every window ends in the first share's rest.
  */
 #define MTHPD_PACE_AUTO_WINDOW_USEC 10000ULL

@@ -30,6 +30,7 @@ sizes=2M
 max_ptes_none=0
 EOT
 "$MTHPD" check-config --config-dir "$CONF" >"$TMP/check.out" || die "check-config: $(cat "$TMP/check.out")"
+grep -qx "prefault=auto" "$TMP/check.out" || check_fail "check-config does not show prefault=auto: $(grep prefault "$TMP/check.out")"
 
 in_cgroup "$A" full half full
 PA=$WL_PID BA=$WL_BASE NA=$WL_NR FDA=$WL_FD
@@ -87,6 +88,14 @@ case $probe in *subpmd_collapse=patched:*64K*) want=1 ;; esac
 grep -qx "mthpd_subpmd_collapse{size=\"64K\"} $want" "$TMP/metrics.prom" ||
 	check_fail "metrics: mthpd_subpmd_collapse for 64K is not $want: $(grep subpmd "$TMP/metrics.prom")"
 
+# prefault=auto: on where a virtio balloon offers free page reporting (feature bit 5)
+pf=no
+for f in /sys/bus/virtio/drivers/virtio_balloon/virtio*/features; do
+	[ -r "$f" ] && [ "$(cut -c6 "$f")" = 1 ] && pf=yes
+done
+grep -q "prefault: $pf (auto: " "$TMP/first.log" ||
+	check_fail "start: no 'prefault: $pf (auto: ...)' line: $(grep prefault "$TMP/first.log")"
+
 echo "== 2. SIGHUP with a broken policy file keeps the old configuration"
 printf '[Match]\ncomm=x\n[Policy]\nsizes=3K\n' >"$CONF/policy.d/60-broken.conf"
 kill -HUP "$DAEMON"
@@ -110,9 +119,15 @@ grep -q "61-fifo.conf: not a regular file (a FIFO)" "$TMP/first.log" ||
 [ "$(grep -c "keeping the configuration in use" "$TMP/first.log")" -gt "$kept" ] ||
 	check_fail "the reload with a FIFO did not keep the configuration in use"
 rm "$CONF/policy.d/61-fifo.conf"
+# a reload that turns prefault the other way says so
+[ "$pf" = yes ] && pf2=no || pf2=yes
+printf 'prefault=%s\n' "$pf2" >>"$CONF/mthpd.conf"
 reloaded=$(grep -c "reloaded '" "$TMP/first.log")
 kill -HUP "$DAEMON"
 for ((i = 0; i < 50; i++)); do [ "$(grep -c "reloaded '" "$TMP/first.log")" -gt "$reloaded" ] && break; sleep 0.1; done
+for ((i = 0; i < 20; i++)); do grep -q "prefault: $pf2 (" "$TMP/first.log" && break; sleep 0.1; done
+grep -q "prefault: $pf2 (prefault= in mthpd.conf)" "$TMP/first.log" ||
+	check_fail "reload with prefault=$pf2: $(grep prefault "$TMP/first.log")"
 sleep 1.2 # the files, a second after the last write at most
 grep -qx 'mthpd_config_last_reload_successful 1' "$TMP/metrics.prom" ||
 	check_fail "metrics after a reload that took: $(grep reload "$TMP/metrics.prom")"

@@ -134,6 +134,16 @@ static int fake_ioctl(const struct mthpd_kif *kif _unused_, int fd _unused_,
 	return -ENOTTY; /* a regular file: no PAGEMAP_SCAN, no PROCMAP_QUERY */
 }
 
+/* Recorded with the index of the call it comes before. */
+static void fake_prefault(struct mthpd_kif *kif, size_t n)
+{
+	struct fake_kif *f = kif->priv;
+
+	if (f->nr_prefaults < FAKE_KIF_MAX_CALLS)
+		f->prefaults[f->nr_prefaults++] =
+			(struct fake_kif_prefault){.before_call = f->nr_calls, .n = (unsigned int)n};
+}
+
 static const struct mthpd_kif_ops fake_ops = {
 	.open_proc = fake_open,
 	.open_sys = fake_open,
@@ -142,6 +152,7 @@ static const struct mthpd_kif_ops fake_ops = {
 	.collapse_batch = fake_collapse_batch,
 	.cold = fake_cold,
 	.ioctl = fake_ioctl,
+	.prefault = fake_prefault,
 };
 
 int fake_kif_init(struct fake_kif *f, uint64_t base, unsigned int nr_pages, uint64_t pfn_base)
@@ -197,6 +208,7 @@ void fake_kif_done(struct fake_kif *f)
 	if (f->kif.proc_fd >= 0)
 		(void)close(f->kif.proc_fd);
 	f->kif.proc_fd = -1;
+	(void)mthpd_kif_prefault_set(&f->kif, false);
 	if (f->dir[0] && snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir) < (int)sizeof(cmd))
 		(void)!system(cmd);
 }

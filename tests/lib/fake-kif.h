@@ -21,6 +21,11 @@ struct fake_kif_call {
 };
 #define FAKE_KIF_COLD 0x80000000U
 
+/* A prefault (ops->prefault): of @n pages, made before calls[@before_call]. */
+struct fake_kif_prefault {
+	unsigned int before_call, n;
+};
+
 struct fake_kif {
 	struct mthpd_kif kif;
 	char dir[64];             /* mkdtemp()'d root: proc/, with pagemap and kpageflags */
@@ -35,6 +40,8 @@ struct fake_kif {
 	struct fake_kif_call calls[FAKE_KIF_MAX_CALLS]; /* a batch: one per block */
 	unsigned int nr_calls;
 	unsigned int nr_batches;  /* collapse_batch() calls */
+	struct fake_kif_prefault prefaults[FAKE_KIF_MAX_CALLS];
+	unsigned int nr_prefaults;
 	/*
 	 * With fake_kif_vmstat(): proc/vmstat holds thp_collapse_alloc_failed
 	 * @alloc_failed, and an -ENOMEM answer with effect counts one more

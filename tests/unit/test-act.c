@@ -28,6 +28,7 @@ struct run {
 	bool vector;     /* through mthpd_act_range(), not block by block */
 	bool after_batch; /* the 2M block failed in a batch call, as flush() in target.c sees it */
 	bool pmd_held;    /* with after_batch: the batch held it (an allocation failed before) */
+	bool prefault;    /* the kif's prefault on */
 };
 
 /* Orders 2..8: what a patched kernel with every size enabled collapses. */
@@ -41,6 +42,8 @@ static void run_walk(struct run *r, uint32_t orders, uint32_t subpmd_orders,
 	uint64_t e[MTHPD_PMD_NR];
 
 	TEST_ASSERT_EQ(fake_kif_init(&r->f, BASE, MTHPD_PMD_NR, PFN_BASE), 0);
+	if (r->prefault)
+		TEST_ASSERT_EQ(mthpd_kif_prefault_set(&r->f.kif, true), 0);
 	script(&r->f);
 	r->pm = (struct mthpd_pagemap){.kif = &r->f.kif};
 	r->pm.fd = r->f.kif.ops->open_proc(&r->f.kif, "42/pagemap", O_RDONLY);
@@ -80,6 +83,7 @@ static void run_done(struct run *r)
 	r->vector = false;
 	r->after_batch = false;
 	r->pmd_held = false;
+	r->prefault = false;
 }
 
 /*
@@ -638,6 +642,54 @@ static void test_exit_counted(void)
 	test_case = NULL;
 }
 
+/*
+ * Prefault (lib/kif.h): before each call for 2 MiB ranges, as many pages as
+ * the call has ranges, and no call of more ranges than MTHPD_PREFAULT_MAX:
+ * 6 ranges go in calls of 4 and 2.  A single 2M call gets one, its EAGAIN
+ * retry none; a 64K call none.  Off (no area): no prefault at all.
+ */
+static void test_prefault(void)
+{
+	struct fake_kif f;
+	struct mthpd_pagemap pm;
+	struct mthpd_act a;
+	uint64_t addrs[6];
+	uint8_t res[6];
+	int kpf;
+
+	test_case = "prefault: 6 PMDs in calls of 4 and 2, a page per range before each";
+	TEST_ASSERT_EQ(fake_kif_init(&f, BASE, 6 * MTHPD_PMD_NR, PFN_BASE), 0);
+	for (unsigned int i = 0; i < 6; i++) {
+		fake_kif_answer(&f, (int64_t)MTHPD_PMD_SIZE, true);
+		addrs[i] = BASE + i * MTHPD_PMD_SIZE;
+	}
+	a = act_open(&f, &pm, &kpf);
+	TEST_ASSERT_EQ(mthpd_kif_prefault_set(&f.kif, true), 0);
+	TEST_ASSERT(f.kif.prefault_area != NULL);
+	TEST_ASSERT_EQ((uintptr_t)f.kif.prefault_area % MTHPD_PMD_SIZE, 0);
+	mthpd_act_collapse_pmds(&a, addrs, 6, res);
+	TEST_ASSERT_EQ(f.nr_batches, 2);
+	TEST_ASSERT_EQ(f.nr_calls, 6);
+	for (unsigned int i = 0; i < 6; i++)
+		TEST_ASSERT_EQ(res[i], MTHPD_SCAN_SUCCEED);
+	TEST_ASSERT_EQ(f.nr_prefaults, 2);
+	TEST_ASSERT_EQ(f.prefaults[0].before_call, 0);
+	TEST_ASSERT_EQ(f.prefaults[0].n, MTHPD_PREFAULT_MAX);
+	TEST_ASSERT_EQ(f.prefaults[1].before_call, MTHPD_PREFAULT_MAX);
+	TEST_ASSERT_EQ(f.prefaults[1].n, 6 - MTHPD_PREFAULT_MAX);
+
+	test_case = "prefault: off again, no prefault and one call for the 2 left";
+	TEST_ASSERT_EQ(mthpd_kif_prefault_set(&f.kif, false), 0);
+	TEST_ASSERT(f.kif.prefault_area == NULL);
+	fake_kif_answer(&f, (int64_t)MTHPD_PMD_SIZE, false);
+	fake_kif_answer(&f, (int64_t)MTHPD_PMD_SIZE, false);
+	mthpd_act_collapse_pmds(&a, addrs, 2, res);
+	TEST_ASSERT_EQ(f.nr_batches, 3);
+	TEST_ASSERT_EQ(f.nr_prefaults, 2);
+	act_close(&f, &pm, kpf);
+	test_case = NULL;
+}
+
 int main(void)
 {
 	const uint32_t pmd = 1U << MTHPD_PMD_ORDER, pmd_64k = pmd | (1U << 4);
@@ -650,6 +702,7 @@ int main(void)
 	test_split();
 	test_vectors();
 	test_exit_counted();
+	test_prefault();
 
 	test_case = "2M collapse, verified";
 	run_walk(&r, pmd, 0, pmd_ok);
@@ -733,6 +786,16 @@ int main(void)
 	TEST_ASSERT_EQ(r.f.nr_calls, 34);
 	TEST_ASSERT_EQ(r.plan.blocks[0].result, MTHPD_RESULT_TRY_AGAIN);
 	TEST_ASSERT_EQ(r.plan.blocks[1].order, 4);
+	TEST_ASSERT_EQ(r.f.nr_prefaults, 0);
+	run_done(&r);
+
+	test_case = "prefault in the walk: one page before the 2M call, none for its retry nor for 64K";
+	r.prefault = true;
+	run_walk(&r, pmd_64k, ALL_SUBPMD, eagain_twice_then_64k_ok);
+	TEST_ASSERT_EQ(r.f.nr_calls, 34);
+	TEST_ASSERT_EQ(r.f.nr_prefaults, 1);
+	TEST_ASSERT_EQ(r.f.prefaults[0].before_call, 0);
+	TEST_ASSERT_EQ(r.f.prefaults[0].n, 1);
 	run_done(&r);
 
 	test_case = "below 2M on an unpatched kernel: unsupported, never attempted";

@@ -78,6 +78,8 @@ static const struct {
 	 "mthpd.conf:4: dry_run=: 'maybe' is not a boolean (yes or no)"},
 	{"bad percent", "mthpd.conf", "[Daemon]\npsi_threshold=101\n",
 	 "mthpd.conf:2: psi_threshold=: '101' is not a percentage from 0 to 100 (0 turns it off)"},
+	{"bad prefault", "mthpd.conf", "[Daemon]\nprefault=sometimes\n",
+	 "mthpd.conf:2: prefault=: 'sometimes' is not auto, yes or no"},
 	{"relative path", "mthpd.conf", "[Daemon]\nmetrics_file=metrics.prom\n",
 	 "mthpd.conf:2: metrics_file=: 'metrics.prom' is not an absolute path (or empty for none)"},
 	{"no equals", "mthpd.conf", "[Daemon]\nscan_sleep_millisecs 100\n",
@@ -294,6 +296,7 @@ int main(void)
 		TEST_ASSERT_EQ(c->daemon.alloc_sleep_millisecs, 60000);
 		TEST_ASSERT_EQ(c->daemon.psi_threshold, 1000);
 		TEST_ASSERT_EQ(c->daemon.dry_run, false);
+		TEST_ASSERT_EQ(c->daemon.prefault, MTHPD_PREFAULT_AUTO);
 		TEST_ASSERT_STREQ(c->daemon.metrics_file, "/run/mthpd/metrics.prom");
 		TEST_ASSERT_EQ(c->daemon.state_file_line, 0); /* the default: set by no line */
 		TEST_ASSERT_EQ(c->nr_policies, 0);
@@ -320,7 +323,8 @@ int main(void)
 
 	test_case = "precedence: file-name order, all keys of a [Match] must match";
 	fresh_dir();
-	put("mthpd.conf", "[Daemon]\nscan_sleep_millisecs=500 ; inline comment\npsi_threshold=2.5\n");
+	put("mthpd.conf", "[Daemon]\nscan_sleep_millisecs=500 ; inline comment\npsi_threshold=2.5\n"
+			  "prefault=No\n");
 	put("policy.d/50-redis.conf",
 	    "[Match]\nunit=redis*.service\ncomm=redis-server\n[Policy]\nsizes=2M,64K\nmax_ptes_none=0\n"
 	    "pace=yes\nsplit_partial=no\nmin_age=0\n");
@@ -332,6 +336,7 @@ int main(void)
 	if (c) {
 		TEST_ASSERT_EQ(c->daemon.scan_sleep_millisecs, 500);
 		TEST_ASSERT_EQ(c->daemon.psi_threshold, 250);
+		TEST_ASSERT_EQ(c->daemon.prefault, MTHPD_PREFAULT_NO);
 		TEST_ASSERT_EQ(c->nr_policies, 3);
 		TEST_ASSERT_STREQ(c->policies[0].name, "10-off.conf");
 		TEST_ASSERT_STREQ(c->policies[1].name, "50-redis.conf");
