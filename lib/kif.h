@@ -93,7 +93,7 @@ struct mthpd_kif {
  * of the service that touches the range waits for it.  On a guest whose
  * free memory is given back to the host (free page reporting), the new
  * page is not backed until written, and each of its first writes in the
- * copy is a fault on the host: 5.5 ms a range against 0.45 ms with a page
+ * copy is a fault on the host: 4.1 ms a range against 0.47 ms with a page
  * mthpd faulted in first (bench/README.md, "Prefault").  The fault moves
  * to mthpd's own time, where nobody waits for it.
  */
