@@ -35,9 +35,7 @@ static void print_config(const struct mthpd_config *c)
 	mthpd_output_line(stdout, "metrics_file=%s", d->metrics_file);
 	printf("metrics_max_units=%u\n", d->metrics_max_units);
 	mthpd_output_line(stdout, "state_file=%s", d->state_file);
-	printf("prefault=%s\n", d->prefault == MTHPD_PREFAULT_YES  ? "yes"
-				: d->prefault == MTHPD_PREFAULT_NO ? "no"
-								   : "auto");
+	printf("prefault=%s\n", mthpd_prefault_name(d->prefault));
 	/* mthpd.service: ProtectSystem=strict, and /run/mthpd is its RuntimeDirectory= */
 	if ((*d->metrics_file && strncmp(d->metrics_file, "/run/mthpd/", 11) != 0) ||
 	    (*d->state_file && strncmp(d->state_file, "/run/mthpd/", 11) != 0))

@@ -60,6 +60,9 @@ enum mthpd_prefault {
 	MTHPD_PREFAULT_YES,
 };
 
+/* "auto", "no" or "yes", as mthpd.conf says it. */
+const char *mthpd_prefault_name(enum mthpd_prefault p);
+
 struct mthpd_daemon_conf {
 	unsigned int scan_sleep_millisecs;  /* between passes */
 	unsigned int alloc_sleep_millisecs; /* after an allocation failure */

@@ -268,16 +268,21 @@ static int parse_pace(const char *v, void *field, char *why, size_t n)
 	return 0;
 }
 
+static const char *const prefault_names[] = {
+	[MTHPD_PREFAULT_AUTO] = "auto",
+	[MTHPD_PREFAULT_NO] = "no",
+	[MTHPD_PREFAULT_YES] = "yes",
+};
+
+const char *mthpd_prefault_name(enum mthpd_prefault p)
+{
+	return (size_t)p < ARRAY_SIZE(prefault_names) ? prefault_names[p] : "?";
+}
+
 static int parse_prefault(const char *v, void *field, char *why, size_t n)
 {
-	static const char *const names[] = {
-		[MTHPD_PREFAULT_AUTO] = "auto",
-		[MTHPD_PREFAULT_NO] = "no",
-		[MTHPD_PREFAULT_YES] = "yes",
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-		if (strcasecmp(v, names[i]) == 0) {
+	for (size_t i = 0; i < ARRAY_SIZE(prefault_names); i++)
+		if (strcasecmp(v, prefault_names[i]) == 0) {
 			*(enum mthpd_prefault *)field = (enum mthpd_prefault)i;
 			return 0;
 		}

@@ -138,13 +138,12 @@ int mthpd_kif_prefault_set(struct mthpd_kif *kif, bool on)
 	uint8_t *p;
 	uintptr_t aligned;
 
-	if (!on || kif->prefault_area) {
-		if (!on && kif->prefault_area) {
-			(void)munmap(kif->prefault_area, len);
-			kif->prefault_area = NULL;
-		}
-		return 0;
+	if (!on && kif->prefault_area) {
+		(void)munmap(kif->prefault_area, len);
+		kif->prefault_area = NULL;
 	}
+	if (!on || kif->prefault_area)
+		return 0;
 	/* one page more, to start on a 2 MiB boundary; the rest is unmapped */
 	p = mmap(NULL, len + MTHPD_PREFAULT_PAGE, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -153,8 +152,7 @@ int mthpd_kif_prefault_set(struct mthpd_kif *kif, bool on)
 	aligned = ((uintptr_t)p + MTHPD_PREFAULT_PAGE - 1) & ~(MTHPD_PREFAULT_PAGE - 1);
 	if (aligned > (uintptr_t)p)
 		(void)munmap(p, aligned - (uintptr_t)p);
-	if ((uintptr_t)p + MTHPD_PREFAULT_PAGE > aligned)
-		(void)munmap((void *)(aligned + len), (uintptr_t)p + MTHPD_PREFAULT_PAGE - aligned);
+	(void)munmap((void *)(aligned + len), (uintptr_t)p + MTHPD_PREFAULT_PAGE - aligned);
 	/* THP=madvise hosts: without it each fault would give 4 KiB pages */
 	if (madvise((void *)aligned, len, MADV_HUGEPAGE) < 0) {
 		int r = -errno;
