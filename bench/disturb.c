@@ -127,14 +127,19 @@ int main(int argc, char **argv)
 		perror("disturb: setup");
 		return 1;
 	}
-	if (mode == FRESH) {
+	if (mode != SPIN && mode != FAULT) {
+		/* one 2 MiB-aligned page or range a period */
 		len = (size_t)(nr + 1) * MIB2;
 		map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (map == MAP_FAILED) {
 			perror("disturb: mmap");
 			return 1;
 		}
-		fresh = (uint8_t *)(((uintptr_t)map + MIB2 - 1) & ~(MIB2 - 1));
+		r = (uint8_t *)(((uintptr_t)map + MIB2 - 1) & ~(MIB2 - 1));
+	}
+	if (mode == FRESH) {
+		fresh = r;
+		r = NULL;
 		(void)madvise(fresh, (size_t)nr * MIB2, MADV_HUGEPAGE);
 	}
 	if (mode == COLLAPSE || mode == PFCOLLAPSE) {
@@ -143,13 +148,6 @@ int main(int argc, char **argv)
 			fprintf(stderr, "disturb: pidfd_open: %s\n", strerror(-pidfd));
 			return 1;
 		}
-		len = (size_t)(nr + 1) * MIB2;
-		map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (map == MAP_FAILED) {
-			perror("disturb: mmap");
-			return 1;
-		}
-		r = (uint8_t *)(((uintptr_t)map + MIB2 - 1) & ~(MIB2 - 1));
 		(void)madvise(r, (size_t)nr * MIB2, MADV_NOHUGEPAGE);
 		for (size_t i = 0; i < (size_t)nr * MIB2; i++)
 			r[i] = byte_at(i);
