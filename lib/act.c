@@ -12,19 +12,23 @@ enum mthpd_scan_result mthpd_act_errno_result(int err)
 	switch (err) {
 	case 0:
 		return MTHPD_SCAN_SUCCEED;
-	case ENOMEM: /* SCAN_ALLOC_HUGE_PAGE_FAIL (or an unmapped hole) */
+	case ENOMEM: /* SCAN_ALLOC_HUGE_PAGE_FAIL (or an unmapped hole; below
+		      * PMD with contrib/kernel v5, no longer an untouched block) */
 		return MTHPD_SCAN_ALLOC_HUGE_PAGE_FAIL;
-	case EBUSY: /* SCAN_CGROUP_CHARGE_FAIL, SCAN_EXCEED_NONE_PTE; below PMD
-		     * also a swap entry, a shared page or part of a larger folio
-		     * (contrib/kernel) */
+	case EBUSY: /* SCAN_CGROUP_CHARGE_FAIL; SCAN_EXCEED_NONE_PTE at PMD order
+		     * without the order flag; below PMD also a swap entry, a
+		     * shared page or part of a larger folio (contrib/kernel) */
 		return MTHPD_SCAN_CGROUP_CHARGE_FAIL;
-	case ENODATA: /* PMADV_COLLAPSE_STRICT: an empty or zero page in the block */
+	case ENODATA: /* PMADV_COLLAPSE_STRICT: an empty or zero page in the
+		       * block; with contrib/kernel v5 also a block with no page
+		       * of its own, with or without STRICT */
 		return MTHPD_SCAN_EXCEED_NONE_PTE;
 	case EOPNOTSUPP: /* the size was disabled in sysfs since the probe */
 		return MTHPD_RESULT_UNSUPPORTED;
 	case EAGAIN: /* SCAN_PAGE_COUNT/LOCK/LRU, DEL_PAGE_LRU: temporary; with
-		      * contrib/kernel also a PMD under migration, or a block that
-		      * changed between the kernel's scan and its collapse */
+		      * contrib/kernel also a PMD or (v5) a PTE under migration,
+		      * a page table freed, or a block that changed between the
+		      * kernel's scan and its collapse */
 		return MTHPD_RESULT_TRY_AGAIN;
 	case EINVAL: /* everything "intrinsic to the range", VMA checks first */
 		return MTHPD_SCAN_VMA_CHECK;
