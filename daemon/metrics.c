@@ -609,6 +609,12 @@ static void prometheus_body(FILE *f, const struct metrics *m)
 		"# TYPE mthpd_config_reload_failures_total counter\n"
 		"mthpd_config_reload_failures_total %lu\n",
 		m->reload_failed ? 0 : 1, m->reload_failures);
+	fprintf(f,
+		"# HELP mthpd_prefault 1 if a 2 MiB page is faulted in and freed before each "
+		"2M collapse (prefault= in mthpd.conf; auto: where the host takes free pages back).\n"
+		"# TYPE mthpd_prefault gauge\n"
+		"mthpd_prefault %d\n",
+		m->prefault ? 1 : 0);
 	if (m->version)
 		fprintf(f, "# HELP mthpd_build_info The version of the running mthpd.\n"
 			   "# TYPE mthpd_build_info gauge\nmthpd_build_info{version=\"%s\"} 1\n",

@@ -84,6 +84,7 @@ struct metrics {
 	/* reloads refused (daemon/reload.c), and whether the last one was */
 	unsigned long reload_failures;
 	bool reload_failed;
+	bool prefault; /* prefault= in effect (daemon/reload.c: reload_prefault()) */
 	pid_t pid;
 	struct state_ident ident; /* the daemon's own, for `mthpd status`; zero: unknown */
 	const char *version;      /* MTHPD_VERSION */

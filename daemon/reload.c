@@ -130,6 +130,7 @@ void reload_prefault(struct daemon *d, bool start)
 	if (!start && on == was)
 		return;
 	r = mthpd_kif_prefault_set(&d->kif, on);
+	d->metrics.prefault = d->kif.prefault_area != NULL;
 	if (r < 0) {
 		log_errno(LOG_LVL_WARNING, r, "prefault: cannot reserve its 2 MiB pages: %m; no prefault");
 		return;

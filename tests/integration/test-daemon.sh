@@ -95,6 +95,9 @@ for f in /sys/bus/virtio/drivers/virtio_balloon/virtio*/features; do
 done
 grep -q "prefault: $pf (auto: " "$TMP/first.log" ||
 	check_fail "start: no 'prefault: $pf (auto: ...)' line: $(grep prefault "$TMP/first.log")"
+[ "$pf" = yes ] && want=1 || want=0
+grep -qx "mthpd_prefault $want" "$TMP/metrics.prom" ||
+	check_fail "metrics: mthpd_prefault is not $want (prefault: $pf): $(grep prefault "$TMP/metrics.prom")"
 
 echo "== 2. SIGHUP with a broken policy file keeps the old configuration"
 printf '[Match]\ncomm=x\n[Policy]\nsizes=3K\n' >"$CONF/policy.d/60-broken.conf"
@@ -129,6 +132,9 @@ for ((i = 0; i < 20; i++)); do grep -q "prefault: $pf2 (" "$TMP/first.log" && br
 grep -q "prefault: $pf2 (prefault= in mthpd.conf)" "$TMP/first.log" ||
 	check_fail "reload with prefault=$pf2: $(grep prefault "$TMP/first.log")"
 sleep 1.2 # the files, a second after the last write at most
+[ "$pf2" = yes ] && want=1 || want=0
+grep -qx "mthpd_prefault $want" "$TMP/metrics.prom" ||
+	check_fail "metrics after the reload to prefault=$pf2: $(grep prefault "$TMP/metrics.prom")"
 grep -qx 'mthpd_config_last_reload_successful 1' "$TMP/metrics.prom" ||
 	check_fail "metrics after a reload that took: $(grep reload "$TMP/metrics.prom")"
 f=$(sed -n 's/^mthpd_config_reload_failures_total //p' "$TMP/metrics.prom")
