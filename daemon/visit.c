@@ -29,6 +29,8 @@ static void felt_now(const struct target_ctx *tc, struct mthpd_pace_felt *f)
 	*f = (struct mthpd_pace_felt){0};
 	f->stall_known = pressure_stall_read(tc->d, tc->psi_fd, tc->proc->pid, &f->stall);
 	f->faults_known = mthpd_target_faults(&tc->sp->t, &f->faults) == 0;
+	f->held = tc->d->kif.held_max_usec;
+	tc->d->kif.held_max_usec = 0;
 }
 
 static int target_sink(void *userdata, const struct mthpd_target *t,

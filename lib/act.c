@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "act.h"
 #include "kpageflags.h"
@@ -91,6 +92,23 @@ int mthpd_act_read_alloc_failed(const struct mthpd_kif *kif, unsigned int order,
 }
 
 /* Before a call of @order: the allocation failures so far, once a pass. */
+static uint64_t clock_usec(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000U + (uint64_t)ts.tv_nsec / 1000U;
+}
+
+/* A call of @n ranges that began at @t0 has returned: kif->held_max_usec. */
+static void note_held(struct mthpd_kif *kif, uint64_t t0, size_t n)
+{
+	uint64_t per = n ? (clock_usec() - t0) / n : 0;
+
+	if (per > kif->held_max_usec)
+		kif->held_max_usec = per;
+}
+
 static void note_alloc_failed(struct mthpd_act *a, unsigned int order)
 {
 	if (a->alloc_failed_known & (1U << order))
@@ -259,9 +277,8 @@ static size_t collapse_vec(struct mthpd_act *a, const struct mthpd_kif_block *bl
 			   unsigned int flags, uint8_t *ret)
 {
 	int64_t bytes;
-	size_t done = 0;
-
-	size_t pmds = 0;
+	size_t done = 0, pmds = 0;
+	uint64_t t0;
 
 	for (size_t i = 0; i < n; i++) {
 		note_alloc_failed(a, block_order(blocks[i].len));
@@ -269,7 +286,9 @@ static size_t collapse_vec(struct mthpd_act *a, const struct mthpd_kif_block *bl
 	}
 	mthpd_kif_prefault(a->kif, pmds);
 	a->nr_calls++;
+	t0 = clock_usec();
 	bytes = a->kif->ops->collapse_batch(a->kif, a->pidfd, blocks, n, flags);
+	note_held(a->kif, t0, n);
 	for (; done < n && bytes >= (int64_t)blocks[done].len; done++) {
 		bytes -= (int64_t)blocks[done].len;
 		ret[done] = verified(a, blocks[done].addr, block_order(blocks[done].len));
@@ -326,6 +345,7 @@ enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_ran
 	const uint64_t addr = scan->addr + offset * MTHPD_PAGE_SIZE;
 	const uint64_t len = MTHPD_PAGE_SIZE << order;
 	unsigned int flags = a->pmd_flags;
+	uint64_t t0;
 	int64_t n;
 
 	if (a->exited)
@@ -344,7 +364,9 @@ enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_ran
 	if (order == MTHPD_PMD_ORDER)
 		mthpd_kif_prefault(a->kif, 1);
 	a->nr_calls++;
+	t0 = clock_usec();
 	n = a->kif->ops->collapse(a->kif, a->pidfd, addr, len, flags);
+	note_held(a->kif, t0, 1);
 	/*
 	 * EAGAIN: a page was locked, pinned or off the LRU for a moment; retry
 	 * once (with no prefault: the first call gave its new page back).

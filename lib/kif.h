@@ -79,6 +79,13 @@ struct mthpd_kif {
 	void *priv; /* implementation's own state (the fake's call log) */
 	/* MTHPD_PREFAULT_MAX 2 MiB-aligned pages of address space, or NULL: no prefault */
 	void *prefault_area;
+	/*
+	 * The longest a 2 MiB range was held by one collapse call since the
+	 * caller last zeroed it: the call's wall time divided by its ranges
+	 * (mthpd_act's calls).  A thread of the service that touched the
+	 * range waited at most that long (pace=auto, lib/pace.h).
+	 */
+	uint64_t held_max_usec;
 };
 
 /*

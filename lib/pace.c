@@ -69,6 +69,7 @@ void mthpd_pace_auto_start(struct mthpd_pace_auto *a, uint64_t now, const struct
 {
 	a->start = now;
 	a->cpu = 0;
+	a->held = 0;
 	a->mark = *f;
 }
 
@@ -78,23 +79,34 @@ uint64_t mthpd_pace_auto_charge(struct mthpd_pace_auto *a, uint64_t *next, uint6
 	uint64_t wall = now > a->start ? now - a->start : 0;
 	bool stall_known = f->stall_known && a->mark.stall_known;
 	bool faults_known = f->faults_known && a->mark.faults_known;
-	uint64_t waited, rest, share;
-	bool faulted, felt;
+	uint64_t waited, faults, rest, share;
+	bool faulted, blind, felt;
 
 	a->cpu += cpu_usec;
+	if (f->held > a->held)
+		a->held = f->held;
 	/* a total that went back (another cgroup of the same name) says nothing */
 	waited = stall_known && f->stall >= a->mark.stall ? f->stall - a->mark.stall : 0;
-	faulted = faults_known && f->faults > a->mark.faults;
+	faults = faults_known && f->faults > a->mark.faults ? f->faults - a->mark.faults : 0;
+	faulted = faults > 0;
+	/*
+	 * Each fault: the service waited at most the longest hold of the
+	 * window (at most 10 s a fault, 10^6 faults: no product can wrap).
+	 * With no hold known, a fault is felt whatever it cost.
+	 */
+	blind = faulted && a->held == 0;
+	if (faulted && !blind)
+		waited += (faults < 1000000 ? faults : 1000000) * (a->held < 10000000 ? a->held : 10000000);
 	/*
 	 * The window goes on until it is long enough to judge, unless the
-	 * service faulted or already waited more than a whole window allows.
+	 * service already waited more than a whole window allows.
 	 */
-	if (wall < MTHPD_PACE_AUTO_WINDOW_USEC && !faulted &&
+	if (wall < MTHPD_PACE_AUTO_WINDOW_USEC && !blind &&
 	    (!stall_known || waited * 100 <= MTHPD_PACE_AUTO_WINDOW_USEC * MTHPD_PACE_AUTO_STALL_PERCENT)) {
 		*next = now;
 		return 0;
 	}
-	felt = !stall_known || faulted || waited * 100 > wall * MTHPD_PACE_AUTO_STALL_PERCENT;
+	felt = !stall_known || blind || waited * 100 > wall * MTHPD_PACE_AUTO_STALL_PERCENT;
 	if (!felt) {
 		if (a->level > 0)
 			a->level--;

@@ -69,15 +69,19 @@ int mthpd_pace_parse(const char *v, struct mthpd_pace_conf *ret);
  *   the range is unmapped and the VMA locked, and a thread of the service
  *   that touches the VMA's memory faults and sleeps until the copy is done
  *   (lock_mm_and_find_vma).  A settled service faults seldom on its own,
- *   so any fault it took during the daemon's work counts as one.
+ *   so any fault it took during the daemon's work counts as one, and as a
+ *   wait as long as the longest a call of the window held a range (struct
+ *   mthpd_kif's held_max_usec; where no hold is known, a fault is felt
+ *   whatever it cost).
  *
  * The daemon's cost is its own CPU time (the collapse's copy runs in its
  * context), not wall time, so that a busy host does not stretch the rests
  * as it stretches a share of wall time.
  *
  * The work is judged in windows of MTHPD_PACE_AUTO_WINDOW_USEC: a window
- * in which the service faulted, or waited more than
- * MTHPD_PACE_AUTO_STALL_PERCENT of it, ends at once in a rest that keeps
+ * in which the service waited, for the CPU, for memory or on the ranges
+ * held, more than MTHPD_PACE_AUTO_STALL_PERCENT of it, ends in a rest
+ * (at once, once the wait is more than a whole window allows) that keeps
  * the daemon's CPU time at 10% of the window and rest together.  A window
  * in which it felt nothing ends in no rest: full speed again.  (Shares
  * below 10% were tried, halved with each window in a row down to 1%: on
@@ -97,6 +101,8 @@ int mthpd_pace_parse(const char *v, struct mthpd_pace_conf *ret);
 struct mthpd_pace_felt {
 	uint64_t stall;  /* PSI "some total" of cpu and memory, us */
 	uint64_t faults; /* its page faults, minor and major */
+	/* the longest a range was held by one call since the last charge, us (0: unknown) */
+	uint64_t held;
 	bool stall_known, faults_known;
 };
 
@@ -104,6 +110,7 @@ struct mthpd_pace_auto {
 	uint64_t start;             /* monotonic us the window began */
 	uint64_t cpu;               /* the daemon's CPU us spent on the process in it */
 	struct mthpd_pace_felt mark; /* the totals at its start */
+	uint64_t held;              /* the longest a range was held in it, us (0: unknown) */
 	unsigned int level;         /* 0: full speed; 1..MAX: the share it is at */
 	uint64_t felt_windows;      /* windows that ended in a rest, ever */
 	uint64_t faulted_windows;   /* of those, ended by a fault of the service */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -84,6 +85,11 @@ static int64_t fake_collapse(struct mthpd_kif *kif, int pidfd _unused_, uint64_t
 
 	if (answer == -E2BIG)
 		return answer;
+	if (f->call_usec) {
+		struct timespec ts = {.tv_nsec = (long)f->call_usec * 1000L};
+
+		(void)nanosleep(&ts, NULL);
+	}
 	if (answer == -ENOMEM && f->effect[i] && f->has_vmstat)
 		(void)fake_kif_vmstat(f, f->alloc_failed + 1);
 	if (answer >= 0 && f->effect[i]) {

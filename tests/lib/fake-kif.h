@@ -51,6 +51,7 @@ struct fake_kif {
 	bool has_vmstat;
 	uint64_t alloc_failed;
 	uint64_t pfn_base; /* PFN of the page at the fake mapping's base address */
+	unsigned int call_usec; /* each collapse of a block takes this long (nanosleep) */
 	uint64_t base;     /* the fake mapping's first address */
 };
 

@@ -690,6 +690,49 @@ static void test_prefault(void)
 	test_case = NULL;
 }
 
+/*
+ * How long a range was held (kif->held_max_usec, pace=auto's estimate of
+ * a fault's wait): a call's wall time per range, the longest since zeroed.
+ */
+static void test_held(void)
+{
+	struct fake_kif f;
+	struct mthpd_pagemap pm;
+	struct mthpd_act a;
+	uint64_t addrs[4];
+	uint8_t res[4];
+	unsigned int calls;
+	int kpf;
+
+	test_case = "held: a call of 4 ranges taking 2 ms each holds each for about 2 ms";
+	TEST_ASSERT_EQ(fake_kif_init(&f, BASE, 4 * MTHPD_PMD_NR, PFN_BASE), 0);
+	for (unsigned int i = 0; i < 4; i++) {
+		fake_kif_answer(&f, (int64_t)MTHPD_PMD_SIZE, false);
+		addrs[i] = BASE + i * MTHPD_PMD_SIZE;
+	}
+	a = act_open(&f, &pm, &kpf);
+	f.call_usec = 2000;
+	mthpd_act_collapse_pmds(&a, addrs, 4, res);
+	TEST_ASSERT_EQ(f.nr_batches, 1);
+	TEST_ASSERT(f.kif.held_max_usec >= 2000);
+	TEST_ASSERT(f.kif.held_max_usec < 8000); /* per range, not the whole call */
+
+	test_case = "held: a quicker call keeps the longest; zeroed, the next call sets it";
+	f.call_usec = 0;
+	fake_kif_answer(&f, (int64_t)MTHPD_PMD_SIZE, false);
+	mthpd_act_collapse_pmds(&a, addrs, 1, res);
+	TEST_ASSERT(f.kif.held_max_usec >= 2000);
+	f.kif.held_max_usec = 0;
+	f.call_usec = 500;
+	fake_kif_answer(&f, (int64_t)MTHPD_PMD_SIZE, false);
+	calls = f.nr_calls;
+	(void)mthpd_act_collapse(&a, &(struct mthpd_range_scan){.addr = BASE}, 0, MTHPD_PMD_ORDER);
+	TEST_ASSERT_EQ(f.nr_calls, calls + 1);
+	TEST_ASSERT(f.kif.held_max_usec >= 500);
+	act_close(&f, &pm, kpf);
+	test_case = NULL;
+}
+
 int main(void)
 {
 	const uint32_t pmd = 1U << MTHPD_PMD_ORDER, pmd_64k = pmd | (1U << 4);
@@ -703,6 +746,7 @@ int main(void)
 	test_vectors();
 	test_exit_counted();
 	test_prefault();
+	test_held();
 
 	test_case = "2M collapse, verified";
 	run_walk(&r, pmd, 0, pmd_ok);

@@ -177,6 +177,31 @@ static void test_auto(void)
 	TEST_ASSERT_EQ(rest, 2000 * 9);
 	TEST_ASSERT_EQ(a.faulted_windows, 1);
 
+	test_case = "a fault with the hold known: it waited at most that long, 5% of the window: no rest";
+	now += rest;
+	a.level = 0;
+	mthpd_pace_auto_start(&a, now, &f);
+	now += 2000;
+	f.faults++;
+	f.held = 500;
+	TEST_ASSERT_EQ(mthpd_pace_auto_charge(&a, &next, now, 2000, &f), 0); /* not judged yet */
+	f.held = 0; /* no call since: the window keeps its longest */
+	now += 8000;
+	TEST_ASSERT_EQ(mthpd_pace_auto_charge(&a, &next, now, 8000, &f), 0);
+	TEST_ASSERT_EQ(a.level, 0);
+	TEST_ASSERT_EQ(a.faulted_windows, 1);
+
+	test_case = "three faults of a 500 us hold: more than a whole window allows, a rest at once";
+	mthpd_pace_auto_start(&a, now, &f);
+	now += 2000;
+	f.faults += 3;
+	f.held = 500;
+	rest = mthpd_pace_auto_charge(&a, &next, now, 2000, &f);
+	TEST_ASSERT_EQ(rest, 2000 * 9);
+	TEST_ASSERT_EQ(a.level, 1);
+	TEST_ASSERT_EQ(a.faulted_windows, 2);
+	f.held = 0;
+
 	test_case = "feeling goes on: 10% and no lower";
 	for (int i = 0; i < 2; i++) {
 		now += rest;
@@ -187,7 +212,7 @@ static void test_auto(void)
 		TEST_ASSERT_EQ(rest, 90000);
 	}
 	TEST_ASSERT_EQ(a.level, MTHPD_PACE_AUTO_MAX_LEVEL);
-	TEST_ASSERT_EQ(a.felt_windows, 5);
+	TEST_ASSERT_EQ(a.felt_windows, 6);
 
 	test_case = "no rest longer than 2 s";
 	mthpd_pace_auto_start(&a, now, &f);
