@@ -9,7 +9,8 @@
 #    and over (workload --touch).  While the kernel copies a range, the
 #    range is unmapped; the thread faults on it and waits for the copy.
 #    The daemon sees the fault (the process's fault count grew while it
-#    worked), or the thread's wait for the CPU, and rests:
+#    worked; each counts as long as the call held its range), or the
+#    thread's wait for the CPU, and rests:
 #    mthpd_pace_rests_total grows (mthpd_pace_rests_fault_total too, where
 #    a fault came first), and every range still ends up huge.
 # Memory contents are checked after each.  The latency this buys a real
