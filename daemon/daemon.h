@@ -198,15 +198,6 @@ struct visit_ctx {
 	bool check_quiet;     /* the idle daemon's pass: a fault count due within QUIET_CHECK_SLACK_USEC is read */
 };
 
-/* CLOCK_MONOTONIC in microseconds: the daemon's clock for timers, pacing and backoffs. */
-static inline uint64_t now_usec(void)
-{
-	struct timespec ts;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
-}
-
 /* The calling thread's CPU time in microseconds: what pace=auto charges. */
 static inline uint64_t thread_cpu_usec(void)
 {

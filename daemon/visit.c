@@ -29,6 +29,7 @@ static void felt_now(const struct target_ctx *tc, struct mthpd_pace_felt *f)
 	*f = (struct mthpd_pace_felt){0};
 	f->stall_known = pressure_stall_read(tc->d, tc->psi_fd, tc->proc->pid, &f->stall);
 	f->faults_known = mthpd_target_faults(&tc->sp->t, &f->faults) == 0;
+	/* the longest hold since the last read: each charge sees only its own calls' */
 	f->held = tc->d->kif.held_max_usec;
 	tc->d->kif.held_max_usec = 0;
 }

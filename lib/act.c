@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "act.h"
 #include "kpageflags.h"
+#include "util.h"
 
 enum mthpd_scan_result mthpd_act_errno_result(int err)
 {
@@ -92,18 +92,10 @@ int mthpd_act_read_alloc_failed(const struct mthpd_kif *kif, unsigned int order,
 }
 
 /* Before a call of @order: the allocation failures so far, once a pass. */
-static uint64_t clock_usec(void)
-{
-	struct timespec ts;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000U + (uint64_t)ts.tv_nsec / 1000U;
-}
-
 /* A call of @n ranges that began at @t0 has returned: kif->held_max_usec. */
 static void note_held(struct mthpd_kif *kif, uint64_t t0, size_t n)
 {
-	uint64_t per = n ? (clock_usec() - t0) / n : 0;
+	uint64_t per = n ? (now_usec() - t0) / n : 0;
 
 	if (per > kif->held_max_usec)
 		kif->held_max_usec = per;
@@ -286,7 +278,7 @@ static size_t collapse_vec(struct mthpd_act *a, const struct mthpd_kif_block *bl
 	}
 	mthpd_kif_prefault(a->kif, pmds);
 	a->nr_calls++;
-	t0 = clock_usec();
+	t0 = now_usec();
 	bytes = a->kif->ops->collapse_batch(a->kif, a->pidfd, blocks, n, flags);
 	note_held(a->kif, t0, n);
 	for (; done < n && bytes >= (int64_t)blocks[done].len; done++) {
@@ -364,7 +356,7 @@ enum mthpd_scan_result mthpd_act_collapse(void *userdata, const struct mthpd_ran
 	if (order == MTHPD_PMD_ORDER)
 		mthpd_kif_prefault(a->kif, 1);
 	a->nr_calls++;
-	t0 = clock_usec();
+	t0 = now_usec();
 	n = a->kif->ops->collapse(a->kif, a->pidfd, addr, len, flags);
 	note_held(a->kif, t0, 1);
 	/*

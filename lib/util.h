@@ -7,8 +7,10 @@
 #define MTHPD_UTIL_H
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -53,5 +55,14 @@ static inline void fclosep(FILE **f)
 		(fd) = -1;                   \
 		_fd_;                        \
 	})
+
+/* CLOCK_MONOTONIC in microseconds: the daemon's clock for timers, pacing and backoffs. */
+static inline uint64_t now_usec(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
+}
 
 #endif
